@@ -1,0 +1,132 @@
+#pragma once
+// The Program IR (DESIGN.md sec. 3): MSCCL-IR as the runtimes execute it. Per rank: buffer
+// sizes in chunks and threadblocks; a threadblock has one send peer, one receive peer and a
+// channel, and runs its steps in order. Field meanings follow shared/formats/msccl-xml.md
+// exactly; the XML reader and writer in `formats` map one to one onto these types.
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ccsynth/core/collective.h"
+
+namespace ccsynth {
+
+/// A rank-local buffer: input 'i', output 'o', scratch 's'.
+enum class Buffer { kInput, kOutput, kScratch };
+
+/// Instruction types of MSCCL-IR (msccl-xml.md, `<step>` table).
+enum class StepType {
+  kSend,                // s
+  kRecv,                // r
+  kRecvCopySend,        // rcs
+  kRecvReduceSend,      // rrs
+  kRecvReduceCopy,      // rrc
+  kRecvReduceCopySend,  // rrcs
+  kCopy,                // cpy
+  kReduce,              // re
+  kNop,                 // nop
+};
+
+/// Communication protocol of the runtime (case-sensitive in XML).
+enum class Protocol { kSimple, kLL, kLL128 };
+
+char to_char(Buffer buffer);                     // 'i', 'o', 's'
+std::string to_string(StepType type);            // "s", "r", "rcs", ...
+std::string to_string(Protocol protocol);        // "Simple", "LL", "LL128"
+/// Parsers return nullopt for unknown text; callers turn that into a UserError with context.
+std::optional<Buffer> parse_buffer(const std::string& text);
+std::optional<StepType> parse_step_type(const std::string& text);
+std::optional<Protocol> parse_protocol(const std::string& text);
+
+/// True for types that receive from the threadblock's recv peer (r, rcs, rrs, rrc, rrcs).
+bool receives(StepType type);
+/// True for types that send to the threadblock's send peer (s, rcs, rrs, rrcs).
+bool sends(StepType type);
+/// True for types that reduce (rrs, rrc, rrcs, re).
+bool reduces(StepType type);
+
+/// A chunk position in a rank's buffers.
+struct BufferRef {
+  Buffer buffer = Buffer::kInput;
+  int index = 0;
+
+  auto operator<=>(const BufferRef&) const = default;
+};
+
+/// One instruction. Unused src/dst are (kInput, -1) / (kOutput, -1) as in the XML.
+struct Step {
+  StepType type = StepType::kNop;
+  Buffer src_buffer = Buffer::kInput;
+  int src_offset = -1;
+  Buffer dst_buffer = Buffer::kOutput;
+  int dst_offset = -1;
+  int count = 1;         // contiguous chunks; 0 for nop
+  int dep_tb = -1;       // threadblock on the same rank this step waits for, or -1
+  int dep_step = -1;     // index of that threadblock's step, or -1
+  bool has_dep = false;  // another step waits on this one
+
+  bool operator==(const Step&) const = default;
+};
+
+/// A threadblock: at most one send peer and one receive peer (-1 for none) on one channel.
+struct Threadblock {
+  int id = 0;
+  int send_peer = -1;
+  int recv_peer = -1;
+  int channel = 0;
+  std::vector<Step> steps;
+
+  bool operator==(const Threadblock&) const = default;
+};
+
+/// One rank's part of a program.
+struct GpuProgram {
+  int rank = 0;
+  int input_chunks = 0;
+  int output_chunks = 0;
+  int scratch_chunks = 0;
+  std::vector<Threadblock> threadblocks;
+
+  bool operator==(const GpuProgram&) const = default;
+  /// Size of `buffer` in chunks.
+  int buffer_chunks(Buffer buffer) const;
+};
+
+/// A whole program (`<algo>`). Byte sizes follow the executor's convention: [min, max],
+/// 0 = unlimited max.
+struct Program {
+  std::string name;
+  CollectiveKind collective = CollectiveKind::kAllGather;
+  int root = 0;                // for rooted collectives; not part of the XML
+  Protocol protocol = Protocol::kSimple;
+  int num_channels = 1;        // 1 + the largest channel used
+  int chunks_per_loop = 1;     // nchunksperloop
+  int num_ranks = 0;           // ngpus
+  bool inplace = false;
+  bool outofplace = true;
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;       // 0 = unlimited
+  int num_threads = 0;         // classic nthreads; 0 = runtime default
+  std::vector<GpuProgram> gpus;
+
+  bool operator==(const Program&) const = default;
+  /// Total number of steps over all ranks and threadblocks.
+  int64_t total_steps() const;
+};
+
+/// Where slot `slot` of the collective's input lives in a program's buffers. Out-of-place:
+/// input buffer at the same index. In-place follows NCCL: when the output is larger, the input
+/// aliases output chunk rank*input_chunks+index (allgather, gather).
+BufferRef input_location(const Collective& collective, Slot slot, bool inplace);
+/// Where output slot `slot` lives. Out-of-place: output buffer at the same index. In-place:
+/// the output lives in the input buffer, at rank*output_chunks+index when the input is larger
+/// (reducescatter, scatter), else at the same index (allreduce, alltoall, broadcast, reduce).
+BufferRef output_location(const Collective& collective, Slot slot, bool inplace);
+
+std::ostream& operator<<(std::ostream& os, const Step& step);
+std::ostream& operator<<(std::ostream& os, const Program& program);
+
+}  // namespace ccsynth

@@ -1,0 +1,89 @@
+#pragma once
+// The physical machine: ranks (GPUs/NPUs) grouped into nodes, directed point-to-point links with
+// an alpha-beta cost and a number of parallel lanes, and switches as hyperedges whose per-rank
+// ports carry one transfer in and one out at a time (NVSwitch, an IB fabric). See
+// formats/ccsynth-json.md for the serialized form and docs/topologies.md for built-ins.
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ccsynth {
+
+/// A directed link src -> dst. `lanes` parallel physical links each carry one transfer at a
+/// time; alpha and beta are per transfer on one lane.
+struct Link {
+  int src = 0;
+  int dst = 0;
+  int lanes = 1;
+  double alpha_us = 0.0;
+  double beta_us_per_mb = 0.0;
+  std::string kind = "generic";  // nvlink, pcie, ib, generic, ...
+
+  bool operator==(const Link&) const = default;
+};
+
+/// A switch connecting every rank in `ranks` to every other. Each rank has one ingress and one
+/// egress port, each carrying one transfer at a time at `port_beta_us_per_mb`.
+struct Switch {
+  std::string name;
+  std::vector<int> ranks;
+  double alpha_us = 0.0;
+  double port_beta_us_per_mb = 0.0;
+  std::string kind = "switch";  // nvswitch, ib, ...
+
+  bool operator==(const Switch&) const = default;
+};
+
+/// One way to move data from src to dst in a single hop: a direct link or a switch.
+/// When both exist, Topology::connections() keeps the cheaper per-MiB one.
+struct Connection {
+  int src = 0;
+  int dst = 0;
+  double alpha_us = 0.0;
+  double beta_us_per_mb = 0.0;
+  int lanes = 1;
+  int link_index = -1;    // index into Topology::links, or -1
+  int switch_index = -1;  // index into Topology::switches, or -1
+
+  /// alpha + beta * bytes on one lane (TACCL's alpha-beta cost, sec. 4).
+  double cost_us(double bytes) const;
+};
+
+/// A topology. Plain value type: build it field by field, then call validate().
+struct Topology {
+  std::string name;
+  int num_ranks = 0;
+  std::vector<std::vector<int>> nodes;  // partition of 0..num_ranks-1
+  std::vector<Link> links;
+  std::vector<Switch> switches;
+
+  bool operator==(const Topology&) const = default;
+
+  /// Index of the node holding `rank` (0 when nodes is empty).
+  int node_of(int rank) const;
+  /// The direct link src -> dst, or nullptr.
+  const Link* find_link(int src, int dst) const;
+  /// The cheapest single-hop connection src -> dst (link or switch), if any.
+  std::optional<Connection> connection(int src, int dst) const;
+  /// Every directed single-hop connection, one per (src, dst) pair, sorted by (src, dst).
+  std::vector<Connection> connections() const;
+  /// out_neighbors()[r]: ranks reachable from r in one hop, ascending.
+  std::vector<std::vector<int>> out_neighbors() const;
+  /// Hop counts from `src` to every rank (BFS over connections); -1 where unreachable.
+  std::vector<int> hop_distances_from(int src) const;
+  /// Largest hop distance between any two ranks; -1 if some rank is unreachable.
+  int diameter() const;
+};
+
+/// Checks a topology and throws UserError naming `file` (may be empty), the field and the
+/// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
+/// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,
+/// unreachable ranks.
+void validate(const Topology& topology, const std::string& file = "");
+
+/// Human-readable multi-line summary (for debugging and test failure messages).
+std::ostream& operator<<(std::ostream& os, const Topology& topology);
+
+}  // namespace ccsynth

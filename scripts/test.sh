@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds ccsynth (release preset, warnings as errors) and runs every test. Installs what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"

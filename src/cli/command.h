@@ -1,0 +1,32 @@
+#pragma once
+// Plumbing shared by the `ccsynth` verbs. Each verb lives in its own file and exposes one
+// `add_<verb>_command(CLI::App&, CommandResult&)` function that registers the subcommand; its
+// callback stores the exit code in the CommandResult. Exceptions carry errors out: UserError
+// becomes exit code 2, InternalError 3 (main.cc).
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+
+namespace ccsynth::cli {
+
+/// Exit codes of every verb (DESIGN.md sec. 4).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitInternal = 3;
+
+/// Where a verb's callback leaves its exit code.
+struct CommandResult {
+  int exit_code = kExitOk;
+};
+
+/// Writes `text` to `path`, or throws UserError naming the path when it cannot be written.
+void write_text_file(const std::string& path, const std::string& text);
+/// Reads a whole file, or throws UserError naming the path.
+std::string read_text_file(const std::string& path);
+
+
+// Registration functions, one per verb file (keep in the order of main.cc).
+
+}  // namespace ccsynth::cli

@@ -1,0 +1,44 @@
+// The `ccsynth` command: `ccsynth <verb> [flags]`. Exit codes: 0 ok, 1 check failed,
+// 2 bad input, 3 internal error.
+
+#include <iostream>
+
+#include "ccsynth/core/error.h"
+#include "cli/command.h"
+
+namespace {
+
+int run(int argc, char** argv) {
+  using namespace ccsynth::cli;
+  CLI::App app{
+      "ccsynth: synthesize, check, simulate and run topology-aware collective algorithms.\n"
+      "Run `ccsynth <verb> --help` for the flags of a verb."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ccsynth 0.1.0");
+  CommandResult result;
+  // One line per verb, in the order `--help` lists them.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+  return result.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ccsynth::UserError& e) {
+    std::cerr << "ccsynth: error: " << e.what() << "\n";
+    return ccsynth::cli::kExitBadInput;
+  } catch (const ccsynth::InternalError& e) {
+    std::cerr << "ccsynth: internal error (please report): " << e.what() << "\n";
+    return ccsynth::cli::kExitInternal;
+  } catch (const std::exception& e) {
+    std::cerr << "ccsynth: error: " << e.what() << "\n";
+    return ccsynth::cli::kExitInternal;
+  }
+}

@@ -1,0 +1,40 @@
+#include "ccsynth/core/algorithm.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace ccsynth {
+
+std::string to_string(OpKind kind) { return kind == OpKind::kCopy ? "copy" : "reduce"; }
+
+int Algorithm::num_steps() const {
+  int steps = 0;
+  for (const ChunkOp& op : ops) steps = std::max(steps, op.step + 1);
+  return steps;
+}
+
+void sort_ops(Algorithm& algorithm) {
+  std::stable_sort(algorithm.ops.begin(), algorithm.ops.end(),
+                   [](const ChunkOp& a, const ChunkOp& b) {
+                     return std::tie(a.step, a.start_us, a.src, a.dst, a.chunk) <
+                            std::tie(b.step, b.start_us, b.src, b.dst, b.chunk);
+                   });
+}
+
+std::ostream& operator<<(std::ostream& os, const ChunkOp& op) {
+  os << "step " << op.step << ": " << to_string(op.kind) << " chunk " << op.chunk;
+  if (op.count > 1) os << "+" << op.count - 1;
+  os << " " << op.src << " -> " << op.dst;
+  if (op.start_us >= 0) os << " at " << op.start_us << "us";
+  if (op.channel >= 0) os << " ch " << op.channel;
+  return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Algorithm& a) {
+  os << "Algorithm " << a.name << " on " << a.topology << ": " << a.collective << ", "
+     << a.ops.size() << " ops in " << a.num_steps() << " steps\n";
+  for (const ChunkOp& op : a.ops) os << "  " << op << "\n";
+  return os;
+}
+
+}  // namespace ccsynth

@@ -1,0 +1,138 @@
+#include "ccsynth/core/program.h"
+
+namespace ccsynth {
+
+namespace {
+struct StepTypeName {
+  StepType type;
+  const char* name;
+};
+constexpr StepTypeName kStepTypeNames[] = {
+    {StepType::kSend, "s"},    {StepType::kRecv, "r"},
+    {StepType::kRecvCopySend, "rcs"}, {StepType::kRecvReduceSend, "rrs"},
+    {StepType::kRecvReduceCopy, "rrc"}, {StepType::kRecvReduceCopySend, "rrcs"},
+    {StepType::kCopy, "cpy"},  {StepType::kReduce, "re"},
+    {StepType::kNop, "nop"},
+};
+}  // namespace
+
+char to_char(Buffer buffer) {
+  switch (buffer) {
+    case Buffer::kInput: return 'i';
+    case Buffer::kOutput: return 'o';
+    case Buffer::kScratch: return 's';
+  }
+  return 'i';
+}
+
+std::string to_string(StepType type) {
+  for (const auto& entry : kStepTypeNames) {
+    if (entry.type == type) return entry.name;
+  }
+  return "nop";
+}
+
+std::string to_string(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kSimple: return "Simple";
+    case Protocol::kLL: return "LL";
+    case Protocol::kLL128: return "LL128";
+  }
+  return "Simple";
+}
+
+std::optional<Buffer> parse_buffer(const std::string& text) {
+  if (text == "i") return Buffer::kInput;
+  if (text == "o") return Buffer::kOutput;
+  if (text == "s") return Buffer::kScratch;
+  return std::nullopt;
+}
+
+std::optional<StepType> parse_step_type(const std::string& text) {
+  for (const auto& entry : kStepTypeNames) {
+    if (text == entry.name) return entry.type;
+  }
+  return std::nullopt;
+}
+
+std::optional<Protocol> parse_protocol(const std::string& text) {
+  if (text == "Simple") return Protocol::kSimple;
+  if (text == "LL") return Protocol::kLL;
+  if (text == "LL128") return Protocol::kLL128;
+  return std::nullopt;
+}
+
+bool receives(StepType t) {
+  return t == StepType::kRecv || t == StepType::kRecvCopySend || t == StepType::kRecvReduceSend ||
+         t == StepType::kRecvReduceCopy || t == StepType::kRecvReduceCopySend;
+}
+
+bool sends(StepType t) {
+  return t == StepType::kSend || t == StepType::kRecvCopySend || t == StepType::kRecvReduceSend ||
+         t == StepType::kRecvReduceCopySend;
+}
+
+bool reduces(StepType t) {
+  return t == StepType::kRecvReduceSend || t == StepType::kRecvReduceCopy ||
+         t == StepType::kRecvReduceCopySend || t == StepType::kReduce;
+}
+
+int GpuProgram::buffer_chunks(Buffer buffer) const {
+  switch (buffer) {
+    case Buffer::kInput: return input_chunks;
+    case Buffer::kOutput: return output_chunks;
+    case Buffer::kScratch: return scratch_chunks;
+  }
+  return 0;
+}
+
+int64_t Program::total_steps() const {
+  int64_t total = 0;
+  for (const GpuProgram& gpu : gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) total += static_cast<int64_t>(tb.steps.size());
+  }
+  return total;
+}
+
+BufferRef input_location(const Collective& c, Slot slot, bool inplace) {
+  if (!inplace) return {Buffer::kInput, slot.index};
+  if (c.output_chunks > c.input_chunks) {
+    return {Buffer::kOutput, slot.rank * c.input_chunks + slot.index};
+  }
+  return {Buffer::kInput, slot.index};
+}
+
+BufferRef output_location(const Collective& c, Slot slot, bool inplace) {
+  if (!inplace) return {Buffer::kOutput, slot.index};
+  if (c.input_chunks > c.output_chunks) {
+    return {Buffer::kInput, slot.rank * c.output_chunks + slot.index};
+  }
+  if (c.output_chunks > c.input_chunks) return {Buffer::kOutput, slot.index};
+  return {Buffer::kInput, slot.index};
+}
+
+std::ostream& operator<<(std::ostream& os, const Step& s) {
+  os << to_string(s.type) << " " << to_char(s.src_buffer) << "[" << s.src_offset << "] -> "
+     << to_char(s.dst_buffer) << "[" << s.dst_offset << "] cnt=" << s.count;
+  if (s.dep_tb >= 0) os << " dep=tb" << s.dep_tb << ":" << s.dep_step;
+  if (s.has_dep) os << " hasdep";
+  return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Program& p) {
+  os << "Program " << p.name << ": " << to_string(p.collective) << " on " << p.num_ranks
+     << " ranks, proto " << to_string(p.protocol) << ", " << p.num_channels << " channels, "
+     << p.chunks_per_loop << " chunks per loop" << (p.inplace ? ", in-place" : "") << "\n";
+  for (const GpuProgram& g : p.gpus) {
+    os << "  gpu " << g.rank << " i=" << g.input_chunks << " o=" << g.output_chunks
+       << " s=" << g.scratch_chunks << "\n";
+    for (const Threadblock& tb : g.threadblocks) {
+      os << "    tb " << tb.id << " send=" << tb.send_peer << " recv=" << tb.recv_peer
+         << " chan=" << tb.channel << "\n";
+      for (size_t i = 0; i < tb.steps.size(); ++i) os << "      " << i << ": " << tb.steps[i] << "\n";
+    }
+  }
+  return os;
+}
+
+}  // namespace ccsynth

@@ -1,0 +1,292 @@
+#include "ccsynth/core/topology.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "ccsynth/core/error.h"
+
+namespace ccsynth {
+
+double Connection::cost_us(double bytes) const {
+  return alpha_us + beta_us_per_mb * bytes / (1024.0 * 1024.0);
+}
+
+int Topology::node_of(int rank) const {
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (std::find(nodes[n].begin(), nodes[n].end(), rank) != nodes[n].end()) {
+      return static_cast<int>(n);
+    }
+  }
+  return 0;
+}
+
+const Link* Topology::find_link(int src, int dst) const {
+  for (const Link& link : links) {
+    if (link.src == src && link.dst == dst) return &link;
+  }
+  return nullptr;
+}
+
+namespace {
+// Map (src, dst) -> best connection; links first, switches replace them only when cheaper.
+std::map<std::pair<int, int>, Connection> best_connections(const Topology& t) {
+  std::map<std::pair<int, int>, Connection> best;
+  auto offer = [&best](const Connection& c) {
+    auto [it, inserted] = best.emplace(std::make_pair(c.src, c.dst), c);
+    if (!inserted && c.beta_us_per_mb < it->second.beta_us_per_mb) it->second = c;
+  };
+  for (size_t i = 0; i < t.links.size(); ++i) {
+    const Link& l = t.links[i];
+    offer({l.src, l.dst, l.alpha_us, l.beta_us_per_mb, l.lanes, static_cast<int>(i), -1});
+  }
+  for (size_t s = 0; s < t.switches.size(); ++s) {
+    const Switch& sw = t.switches[s];
+    for (int a : sw.ranks) {
+      for (int b : sw.ranks) {
+        if (a != b) offer({a, b, sw.alpha_us, sw.port_beta_us_per_mb, 1, -1, static_cast<int>(s)});
+      }
+    }
+  }
+  return best;
+}
+}  // namespace
+
+std::optional<Connection> Topology::connection(int src, int dst) const {
+  std::optional<Connection> best;
+  for (size_t i = 0; i < links.size(); ++i) {
+    const Link& l = links[i];
+    if (l.src == src && l.dst == dst) {
+      best = Connection{src, dst, l.alpha_us, l.beta_us_per_mb, l.lanes, static_cast<int>(i), -1};
+    }
+  }
+  for (size_t s = 0; s < switches.size(); ++s) {
+    const Switch& sw = switches[s];
+    const bool has_src = std::find(sw.ranks.begin(), sw.ranks.end(), src) != sw.ranks.end();
+    const bool has_dst = std::find(sw.ranks.begin(), sw.ranks.end(), dst) != sw.ranks.end();
+    if (src == dst || !has_src || !has_dst) continue;
+    if (!best || sw.port_beta_us_per_mb < best->beta_us_per_mb) {
+      best = Connection{src, dst, sw.alpha_us, sw.port_beta_us_per_mb, 1, -1, static_cast<int>(s)};
+    }
+  }
+  return best;
+}
+
+std::vector<Connection> Topology::connections() const {
+  std::vector<Connection> out;
+  for (auto& [key, c] : best_connections(*this)) out.push_back(c);
+  return out;
+}
+
+std::vector<std::vector<int>> Topology::out_neighbors() const {
+  std::vector<std::set<int>> sets(num_ranks);
+  for (const Link& l : links) {
+    if (l.src >= 0 && l.src < num_ranks) sets[l.src].insert(l.dst);
+  }
+  for (const Switch& sw : switches) {
+    for (int a : sw.ranks) {
+      if (a < 0 || a >= num_ranks) continue;
+      for (int b : sw.ranks) {
+        if (a != b) sets[a].insert(b);
+      }
+    }
+  }
+  std::vector<std::vector<int>> out(num_ranks);
+  for (int r = 0; r < num_ranks; ++r) out[r].assign(sets[r].begin(), sets[r].end());
+  return out;
+}
+
+std::vector<int> Topology::hop_distances_from(int src) const {
+  const auto neighbors = out_neighbors();
+  std::vector<int> dist(num_ranks, -1);
+  std::deque<int> queue{src};
+  dist[src] = 0;
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int v : neighbors[u]) {
+      if (dist[v] < 0) {
+        dist[v] = dist[u] + 1;
+        queue.push_back(v);
+      }
+    }
+  }
+  return dist;
+}
+
+int Topology::diameter() const {
+  const auto neighbors = out_neighbors();
+  int diameter = 0;
+  std::vector<int> dist(num_ranks);
+  for (int src = 0; src < num_ranks; ++src) {
+    std::fill(dist.begin(), dist.end(), -1);
+    std::deque<int> queue{src};
+    dist[src] = 0;
+    int reached = 1;
+    while (!queue.empty()) {
+      const int u = queue.front();
+      queue.pop_front();
+      for (int v : neighbors[u]) {
+        if (dist[v] < 0) {
+          dist[v] = dist[u] + 1;
+          diameter = std::max(diameter, dist[v]);
+          ++reached;
+          queue.push_back(v);
+        }
+      }
+    }
+    if (reached != num_ranks) return -1;
+  }
+  return diameter;
+}
+
+namespace {
+
+std::string at(const std::string& array, size_t index, const std::string& field = "") {
+  std::string out = array + "[" + std::to_string(index) + "]";
+  if (!field.empty()) out += "." + field;
+  return out;
+}
+
+void validate_nodes(const Topology& t, const std::string& file) {
+  std::vector<int> seen(t.num_ranks, 0);
+  for (size_t n = 0; n < t.nodes.size(); ++n) {
+    if (t.nodes[n].empty()) throw UserError(file, at("nodes", n), "node has no ranks");
+    for (int r : t.nodes[n]) {
+      if (r < 0 || r >= t.num_ranks) {
+        throw UserError(file, at("nodes", n),
+                        "unknown rank " + std::to_string(r) + " (ranks are 0.." +
+                            std::to_string(t.num_ranks - 1) + ")");
+      }
+      if (seen[r]++) {
+        throw UserError(file, at("nodes", n), "rank " + std::to_string(r) + " is in two nodes");
+      }
+    }
+  }
+  if (!t.nodes.empty()) {
+    for (int r = 0; r < t.num_ranks; ++r) {
+      if (!seen[r]) throw UserError(file, "nodes", "rank " + std::to_string(r) + " is in no node");
+    }
+  }
+}
+
+void validate_rank(const Topology& t, const std::string& file, const std::string& field, int r) {
+  if (r < 0 || r >= t.num_ranks) {
+    throw UserError(file, field,
+                    "unknown rank " + std::to_string(r) + " (ranks are 0.." +
+                        std::to_string(t.num_ranks - 1) + ")");
+  }
+}
+
+void validate_cost(const std::string& file, const std::string& field, double alpha_us,
+                   double beta_us_per_mb) {
+  if (!(alpha_us >= 0.0)) {
+    throw UserError(file, field + ".alpha_us", "latency must be >= 0, got " +
+                                                   std::to_string(alpha_us));
+  }
+  if (!(beta_us_per_mb > 0.0) || beta_us_per_mb > 1e300) {
+    throw UserError(file, field, "bandwidth must be positive and finite (beta " +
+                                     std::to_string(beta_us_per_mb) + " us/MB)");
+  }
+}
+
+void validate_links(const Topology& t, const std::string& file) {
+  std::set<std::pair<int, int>> seen;
+  for (size_t i = 0; i < t.links.size(); ++i) {
+    const Link& l = t.links[i];
+    validate_rank(t, file, at("links", i, "src"), l.src);
+    validate_rank(t, file, at("links", i, "dst"), l.dst);
+    if (l.src == l.dst) throw UserError(file, at("links", i), "link from a rank to itself");
+    if (l.lanes <= 0) {
+      throw UserError(file, at("links", i, "lanes"), "must be >= 1, got " +
+                                                         std::to_string(l.lanes));
+    }
+    validate_cost(file, at("links", i), l.alpha_us, l.beta_us_per_mb);
+    if (!seen.insert({l.src, l.dst}).second) {
+      throw UserError(file, at("links", i),
+                      "duplicate link " + std::to_string(l.src) + " -> " + std::to_string(l.dst) +
+                          " (use lanes for parallel links)");
+    }
+  }
+}
+
+void validate_switches(const Topology& t, const std::string& file) {
+  for (size_t s = 0; s < t.switches.size(); ++s) {
+    const Switch& sw = t.switches[s];
+    if (sw.ranks.size() < 2) {
+      throw UserError(file, at("switches", s, "ranks"), "a switch needs at least two ranks");
+    }
+    std::set<int> seen;
+    for (int r : sw.ranks) {
+      validate_rank(t, file, at("switches", s, "ranks"), r);
+      if (!seen.insert(r).second) {
+        throw UserError(file, at("switches", s, "ranks"),
+                        "rank " + std::to_string(r) + " listed twice");
+      }
+    }
+    validate_cost(file, at("switches", s), sw.alpha_us, sw.port_beta_us_per_mb);
+  }
+}
+
+void validate_reachability(const Topology& t, const std::string& file) {
+  if (t.num_ranks <= 1) return;
+  // Strong connectivity: everything reachable from 0 and 0 reachable from everything.
+  const auto forward = t.out_neighbors();
+  std::vector<std::vector<int>> backward(t.num_ranks);
+  for (int u = 0; u < t.num_ranks; ++u) {
+    for (int v : forward[u]) backward[v].push_back(u);
+  }
+  using Graph = std::vector<std::vector<int>>;
+  for (const Graph* graph : {&forward, static_cast<const Graph*>(&backward)}) {
+    std::vector<char> seen(t.num_ranks, 0);
+    std::deque<int> queue{0};
+    seen[0] = 1;
+    while (!queue.empty()) {
+      const int u = queue.front();
+      queue.pop_front();
+      for (int v : (*graph)[u]) {
+        if (!seen[v]) {
+          seen[v] = 1;
+          queue.push_back(v);
+        }
+      }
+    }
+    for (int r = 0; r < t.num_ranks; ++r) {
+      if (!seen[r]) {
+        const bool fwd = graph == &forward;
+        throw UserError(file, "links",
+                        "rank " + std::to_string(r) + (fwd ? " is unreachable from rank 0"
+                                                           : " cannot reach rank 0"));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void validate(const Topology& t, const std::string& file) {
+  if (t.num_ranks <= 0) {
+    throw UserError(file, "ranks", "must be >= 1, got " + std::to_string(t.num_ranks));
+  }
+  validate_nodes(t, file);
+  validate_links(t, file);
+  validate_switches(t, file);
+  validate_reachability(t, file);
+}
+
+std::ostream& operator<<(std::ostream& os, const Topology& t) {
+  os << "Topology " << t.name << ": " << t.num_ranks << " ranks, " << t.nodes.size()
+     << " nodes, " << t.links.size() << " links, " << t.switches.size() << " switches\n";
+  for (const Link& l : t.links) {
+    os << "  link " << l.src << " -> " << l.dst << " lanes=" << l.lanes << " alpha=" << l.alpha_us
+       << "us beta=" << l.beta_us_per_mb << "us/MB " << l.kind << "\n";
+  }
+  for (const Switch& sw : t.switches) {
+    os << "  switch " << sw.name << " (" << sw.kind << ") ranks=" << sw.ranks.size()
+       << " alpha=" << sw.alpha_us << "us port_beta=" << sw.port_beta_us_per_mb << "us/MB\n";
+  }
+  return os;
+}
+
+}  // namespace ccsynth

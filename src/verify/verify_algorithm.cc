@@ -1,0 +1,193 @@
+#include "ccsynth/verify/verify_algorithm.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "ccsynth/verify/symbolic_value.h"
+
+namespace ccsynth::verify {
+
+namespace {
+
+// Values held by every rank for every chunk. Non-combining collectives only need to know
+// whether a rank holds the chunk (its value is the chunk's single contribution), which keeps
+// very large allgathers (10^8 chunk-rank pairs) affordable.
+class ChunkState {
+ public:
+  explicit ChunkState(const Collective& c) : c_(c), ranks_(c.num_ranks) {
+    const size_t cells = static_cast<size_t>(c.num_chunks()) * ranks_;
+    if (c.combining) {
+      values_.assign(cells, SymbolicValue{});
+    } else {
+      held_.assign(cells, 0);
+    }
+    for (int k = 0; k < c.num_chunks(); ++k) {
+      for (const Slot& s : c.chunks[k].pre) set(k, s.rank, SymbolicValue::contribution(k, s));
+    }
+  }
+
+  SymbolicValue get(int chunk, int rank) const {
+    const size_t i = index(chunk, rank);
+    if (c_.combining) return values_[i];
+    return held_[i] ? expected_value(c_, chunk) : SymbolicValue{};
+  }
+  bool holds(int chunk, int rank) const {
+    const size_t i = index(chunk, rank);
+    return c_.combining ? !values_[i].empty() : held_[i] != 0;
+  }
+  void set(int chunk, int rank, SymbolicValue v) {
+    const size_t i = index(chunk, rank);
+    if (c_.combining) {
+      values_[i] = v;
+    } else {
+      held_[i] = v.empty() ? 0 : 1;
+    }
+  }
+
+ private:
+  size_t index(int chunk, int rank) const { return static_cast<size_t>(chunk) * ranks_ + rank; }
+
+  const Collective& c_;
+  size_t ranks_;
+  std::vector<SymbolicValue> values_;
+  std::vector<uint8_t> held_;
+};
+
+Violation at_op(ViolationKind kind, const ChunkOp& op, size_t index, const std::string& what) {
+  std::ostringstream os;
+  os << "op #" << index << " (" << op << "): " << what;
+  return {kind, op.dst, -1, op.step, os.str()};
+}
+
+// Structural checks of one op; returns false when the op cannot be executed.
+bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, size_t index,
+              VerifyReport& report) {
+  const Collective& c = a.collective;
+  auto fail = [&](ViolationKind kind, const std::string& what) {
+    report.violations.push_back(at_op(kind, op, index, what));
+    return false;
+  };
+  if (op.src < 0 || op.src >= c.num_ranks || op.dst < 0 || op.dst >= c.num_ranks) {
+    return fail(ViolationKind::kBounds, "rank outside 0.." + std::to_string(c.num_ranks - 1));
+  }
+  if (op.count < 1) return fail(ViolationKind::kStructure, "count must be >= 1");
+  if (op.chunk < 0 || op.chunk + op.count > c.num_chunks()) {
+    return fail(ViolationKind::kBounds,
+                "chunk outside 0.." + std::to_string(c.num_chunks() - 1));
+  }
+  if (op.src == op.dst) return fail(ViolationKind::kStructure, "sends to itself");
+  if (op.step < 0) return fail(ViolationKind::kStructure, "negative step");
+  if (op.kind == OpKind::kReduce && !c.combining) {
+    return fail(ViolationKind::kStructure, "reduce in a non-combining collective");
+  }
+  if (topology && !topology->connection(op.src, op.dst)) {
+    return fail(ViolationKind::kStructure, "no link or switch connects " +
+                                               std::to_string(op.src) + " to " +
+                                               std::to_string(op.dst) + " in " + topology->name);
+  }
+  return true;
+}
+
+struct PendingWrite {
+  SymbolicValue value;
+  bool copy = false;
+  int writers = 0;
+};
+
+// Executes the ops of one step: all read the start-of-step state, writes apply at the end.
+void run_step(const Algorithm& a, const std::vector<size_t>& op_indices, ChunkState& state,
+              VerifyReport& report) {
+  std::map<std::pair<int, int>, PendingWrite> writes;  // (chunk, dst) -> combined write
+  for (size_t index : op_indices) {
+    const ChunkOp& op = a.ops[index];
+    for (int k = op.chunk; k < op.chunk + op.count; ++k) {
+      if (!state.holds(k, op.src)) {
+        report.violations.push_back(at_op(ViolationKind::kUninitializedRead, op, index,
+                                          "rank " + std::to_string(op.src) +
+                                              " does not hold chunk " + std::to_string(k)));
+        continue;
+      }
+      PendingWrite& w = writes[{k, op.dst}];
+      ++w.writers;
+      if (op.kind == OpKind::kCopy) {
+        if (w.writers > 1) {
+          report.violations.push_back(at_op(ViolationKind::kRace, op, index,
+                                            "chunk " + std::to_string(k) +
+                                                " written by two ops in one step"));
+        }
+        w.copy = true;
+        w.value = state.get(k, op.src);
+      } else {
+        if (w.copy) {
+          report.violations.push_back(at_op(ViolationKind::kRace, op, index,
+                                            "reduce and copy into chunk " + std::to_string(k) +
+                                                " in one step"));
+        }
+        if (!state.holds(k, op.dst)) {
+          report.violations.push_back(at_op(ViolationKind::kUninitializedRead, op, index,
+                                            "reduce into rank " + std::to_string(op.dst) +
+                                                " which does not hold chunk " +
+                                                std::to_string(k)));
+          continue;
+        }
+        w.value = w.value + state.get(k, op.src);
+      }
+    }
+  }
+  for (auto& [key, w] : writes) {
+    const auto [chunk, dst] = key;
+    state.set(chunk, dst, w.copy ? w.value : state.get(chunk, dst) + w.value);
+  }
+}
+
+void check_postcondition(const Collective& c, const ChunkState& state, VerifyReport& report) {
+  constexpr size_t kMaxReported = 64;
+  size_t missing = 0;
+  for (int k = 0; k < c.num_chunks(); ++k) {
+    const SymbolicValue expected = expected_value(c, k);
+    for (const Slot& s : c.chunks[k].post) {
+      const SymbolicValue got = state.get(k, s.rank);
+      if (got == expected) continue;
+      if (++missing > kMaxReported) continue;
+      std::string what = got.empty() ? "never arrives"
+                         : c.combining ? "holds " + std::to_string(got.count) + " of " +
+                                             std::to_string(expected.count) +
+                                             " contributions (or the wrong ones)"
+                                       : "holds a wrong value";
+      report.violations.push_back({ViolationKind::kPostcondition, s.rank, -1, -1,
+                                   "chunk " + std::to_string(k) + " at rank " +
+                                       std::to_string(s.rank) + " " + what});
+    }
+  }
+  if (missing > kMaxReported) {
+    report.violations.push_back({ViolationKind::kPostcondition, -1, -1, -1,
+                                 std::to_string(missing - kMaxReported) +
+                                     " more postcondition violations not listed"});
+  }
+}
+
+}  // namespace
+
+VerifyReport verify_algorithm(const Algorithm& a, const Topology* topology) {
+  VerifyReport report;
+  if (topology && topology->num_ranks != a.collective.num_ranks) {
+    report.violations.push_back({ViolationKind::kStructure, -1, -1, -1,
+                                 "algorithm has " + std::to_string(a.collective.num_ranks) +
+                                     " ranks but topology " + topology->name + " has " +
+                                     std::to_string(topology->num_ranks)});
+    return report;
+  }
+  std::map<int, std::vector<size_t>> by_step;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    if (check_op(a, topology, a.ops[i], i, report)) by_step[a.ops[i].step].push_back(i);
+  }
+  ChunkState state(a.collective);
+  for (const auto& [step, indices] : by_step) run_step(a, indices, state, report);
+  check_postcondition(a.collective, state, report);
+  return report;
+}
+
+}  // namespace ccsynth::verify
