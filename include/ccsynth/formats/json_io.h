@@ -1,0 +1,68 @@
+#pragma once
+// Helpers shared by every reader of ccsynth's JSON formats (formats/ccsynth-json.md): parse a
+// file with errors that name it, check the "format"/"version" header, reject unknown keys, and
+// read typed fields whose errors name the JSON path.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ccsynth::formats {
+
+using Json = nlohmann::json;
+
+/// Parses `text`; a syntax error becomes UserError(file, "line L column C", reason).
+Json parse_json(const std::string& text, const std::string& file);
+/// Reads and parses a file; a missing file is a UserError naming it.
+Json read_json_file(const std::string& path);
+
+/// Context for reading one JSON object: the file name for errors and the object's path
+/// ("" for the document root, e.g. "links[3]" below it).
+class JsonReader {
+ public:
+  JsonReader(const Json& object, std::string file, std::string path = "");
+
+  /// Throws unless the object is a JSON object.
+  void require_object() const;
+  /// Checks "format" == format and "version" <= max_version (ccsynth-json.md header).
+  void require_header(const std::string& format, int max_version) const;
+  /// Rejects keys outside `allowed` ("extra" is always allowed, as the format says).
+  void reject_unknown_keys(const std::vector<std::string>& allowed) const;
+
+  bool has(const std::string& key) const;
+  /// Required typed fields: a missing key or a wrong type is a UserError naming the path.
+  int get_int(const std::string& key) const;
+  double get_double(const std::string& key) const;
+  std::string get_string(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  const Json& get_array(const std::string& key) const;
+  const Json& get_object(const std::string& key) const;
+  /// Optional typed fields with defaults.
+  int get_int(const std::string& key, int fallback) const;
+  double get_double(const std::string& key, double fallback) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+
+  /// A reader for a nested object or array element: child("links", 3) reads links[3].
+  JsonReader child(const std::string& key) const;
+  JsonReader child(const std::string& key, size_t index) const;
+
+  /// The path of `key` below this object, for error messages ("links[3].lanes").
+  std::string field(const std::string& key) const;
+  const std::string& file() const { return file_; }
+  const Json& json() const { return object_; }
+  /// Throws UserError(file, field(key), reason).
+  [[noreturn]] void fail(const std::string& key, const std::string& reason) const;
+
+ private:
+  const Json& at(const std::string& key) const;
+
+  const Json& object_;
+  std::string file_;
+  std::string path_;
+};
+
+/// Pretty-prints a document with two-space indentation and a trailing newline.
+std::string dump_json(const Json& json);
+
+}  // namespace ccsynth::formats
