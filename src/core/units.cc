@@ -35,6 +35,37 @@ int64_t parse_bytes(const std::string& text, const std::string& field) {
   return value * mult;
 }
 
+std::vector<int64_t> parse_byte_list(const std::string& text, const std::string& field) {
+  std::vector<std::string> parts;
+  const char separator = text.find(':') != std::string::npos ? ':' : ',';
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  std::vector<int64_t> sizes;
+  if (separator == ',') {
+    for (const auto& part : parts) sizes.push_back(parse_bytes(part, field));
+    return sizes;
+  }
+  if (parts.size() < 2 || parts.size() > 3) {
+    throw UserError("", field, "'" + text + "' is not a range (use e.g. 1K:1G or 1K:1G:2)");
+  }
+  const int64_t first = parse_bytes(parts[0], field);
+  const int64_t last = parse_bytes(parts[1], field);
+  const int64_t factor = parts.size() == 3 ? parse_bytes(parts[2], field) : 4;
+  if (first <= 0 || last < first || factor < 2) {
+    throw UserError("", field, "range '" + text + "' must go up from a positive size by a factor >= 2");
+  }
+  for (int64_t size = first; size <= last; size *= factor) {
+    sizes.push_back(size);
+    if (size > last / factor) break;
+  }
+  return sizes;
+}
+
 std::string format_bytes(int64_t bytes) {
   static const char* kSuffixes[] = {"", "K", "M", "G", "T"};
   int i = 0;

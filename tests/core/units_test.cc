@@ -23,6 +23,16 @@ TEST(Units, RejectsNonSizes) {
   EXPECT_THROW(parse_bytes("99999999999999999999"), UserError);
 }
 
+TEST(Units, ParsesSizeListsAndRanges) {
+  EXPECT_EQ(parse_byte_list("1K,1M"), (std::vector<int64_t>{1024, 1 << 20}));
+  EXPECT_EQ(parse_byte_list("1K:16K"), (std::vector<int64_t>{1024, 4096, 16384}));
+  EXPECT_EQ(parse_byte_list("1K:8K:2"), (std::vector<int64_t>{1024, 2048, 4096, 8192}));
+  EXPECT_EQ(parse_byte_list("1G:1G").size(), 1u);
+  EXPECT_THROW(parse_byte_list("1M:1K"), UserError);
+  EXPECT_THROW(parse_byte_list("1K:2K:1"), UserError);
+  EXPECT_THROW(parse_byte_list("1K,,2K"), UserError);
+}
+
 TEST(Units, FormatsAndConverts) {
   EXPECT_EQ(format_bytes(1024), "1K");
   EXPECT_EQ(format_bytes(3 << 20), "3M");

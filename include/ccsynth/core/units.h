@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ccsynth {
 
@@ -24,6 +25,11 @@ inline double gbps_from_beta(double beta_us_per_mb) { return kBytesPerMb / (beta
 /// Parses a size such as "1K", "64M", "1G", "512", "2MB", "1KiB" (binary multiples) into bytes.
 /// Throws UserError naming `field` when the text is not a size.
 int64_t parse_bytes(const std::string& text, const std::string& field = "size");
+
+/// Parses a list of sizes "1K,1M,64M" or a range "1K:1G" (every power of 4 from the first to
+/// the last, both included: 1K, 4K, 16K, ..., 1G; "1K:1G:2" steps by a factor of 2 instead).
+/// Throws UserError naming `field`.
+std::vector<int64_t> parse_byte_list(const std::string& text, const std::string& field = "sizes");
 
 /// Formats bytes compactly with binary suffixes: 1024 -> "1K", 3145728 -> "3M", 1000 -> "1000".
 std::string format_bytes(int64_t bytes);
