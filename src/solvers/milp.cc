@@ -1,0 +1,198 @@
+#include "ccsynth/solvers/milp.h"
+
+#include <coin/CbcModel.hpp>
+#include <coin/CbcStrategy.hpp>
+#include <coin/CoinPackedMatrix.hpp>
+#include <coin/CoinPackedVector.hpp>
+#include <coin/OsiClpSolverInterface.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+
+#include "ccsynth/core/error.h"
+
+namespace ccsynth::solvers {
+
+int MilpModel::add_var(double lb, double ub, bool integer, double objective,
+                       const std::string& name) {
+  CCSYNTH_CHECK(lb <= ub) << "variable " << name << " has lb " << lb << " > ub " << ub;
+  lb_.push_back(lb);
+  ub_.push_back(ub);
+  obj_.push_back(objective);
+  integer_.push_back(integer);
+  names_.push_back(name.empty() ? "x" + std::to_string(lb_.size() - 1) : name);
+  return num_vars() - 1;
+}
+
+int MilpModel::add_binary(double objective, const std::string& name) {
+  return add_var(0.0, 1.0, true, objective, name);
+}
+
+int MilpModel::add_row(std::vector<Term> terms, double lb, double ub) {
+  // Merge repeated variables so CBC sees each column once per row.
+  std::map<int, double> merged;
+  for (const Term& t : terms) {
+    CCSYNTH_CHECK(t.var >= 0 && t.var < num_vars()) << "row uses unknown variable " << t.var;
+    merged[t.var] += t.coef;
+  }
+  std::vector<Term> row;
+  row.reserve(merged.size());
+  for (auto [var, coef] : merged) {
+    if (coef != 0.0) row.push_back({var, coef});
+  }
+  rows_.push_back(std::move(row));
+  row_lb_.push_back(lb);
+  row_ub_.push_back(ub);
+  return num_rows() - 1;
+}
+
+void MilpModel::set_objective(int var, double coef) {
+  CCSYNTH_CHECK(var >= 0 && var < num_vars()) << "unknown variable " << var;
+  obj_[var] = coef;
+}
+
+int MilpModel::num_integer() const {
+  return static_cast<int>(std::count(integer_.begin(), integer_.end(), true));
+}
+
+double MilpModel::evaluate(const std::vector<double>& values) const {
+  double sum = 0.0;
+  for (int v = 0; v < num_vars(); ++v) sum += obj_[v] * values[v];
+  return sum;
+}
+
+double MilpModel::max_violation(const std::vector<double>& values) const {
+  if (static_cast<int>(values.size()) != num_vars()) return kInfinity;
+  double worst = 0.0;
+  for (int v = 0; v < num_vars(); ++v) {
+    worst = std::max({worst, lb_[v] - values[v], values[v] - ub_[v]});
+    if (integer_[v]) worst = std::max(worst, std::abs(values[v] - std::round(values[v])));
+  }
+  for (int r = 0; r < num_rows(); ++r) {
+    double sum = 0.0;
+    for (const Term& t : rows_[r]) sum += t.coef * values[t.var];
+    worst = std::max({worst, row_lb_[r] - sum, sum - row_ub_[r]});
+  }
+  return worst;
+}
+
+std::string to_string(MilpStatus status) {
+  switch (status) {
+    case MilpStatus::kOptimal: return "optimal";
+    case MilpStatus::kFeasible: return "feasible";
+    case MilpStatus::kTimedOut: return "timed-out";
+    case MilpStatus::kInfeasible: return "infeasible";
+    case MilpStatus::kUnbounded: return "unbounded";
+    case MilpStatus::kError: return "error";
+  }
+  return "error";
+}
+
+namespace {
+
+double to_coin(double value, double infinity) {
+  if (value >= kInfinity) return infinity;
+  if (value <= -kInfinity) return -infinity;
+  return value;
+}
+
+// Loads the model into a Clp solver interface (row-wise matrix).
+void load(const MilpModel& model, OsiClpSolverInterface& solver) {
+  const double inf = solver.getInfinity();
+  CoinPackedMatrix matrix(false, 0, 0);
+  matrix.setDimensions(0, model.num_vars());
+  std::vector<double> col_lb(model.num_vars()), col_ub(model.num_vars()), obj(model.num_vars());
+  for (int v = 0; v < model.num_vars(); ++v) {
+    col_lb[v] = to_coin(model.lb(v), inf);
+    col_ub[v] = to_coin(model.ub(v), inf);
+    obj[v] = model.objective(v);
+  }
+  std::vector<double> row_lb(model.num_rows()), row_ub(model.num_rows());
+  for (int r = 0; r < model.num_rows(); ++r) {
+    CoinPackedVector row;
+    for (const Term& t : model.row(r)) row.insert(t.var, t.coef);
+    matrix.appendRow(row);
+    row_lb[r] = to_coin(model.row_lb(r), inf);
+    row_ub[r] = to_coin(model.row_ub(r), inf);
+  }
+  solver.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
+                     row_ub.data());
+  for (int v = 0; v < model.num_vars(); ++v) {
+    if (model.is_integer(v)) solver.setInteger(v);
+  }
+}
+
+}  // namespace
+
+MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  MilpResult result;
+  OsiClpSolverInterface solver;
+  solver.messageHandler()->setLogLevel(options.log_level);
+  load(model, solver);
+
+  CbcModel cbc(solver);
+  cbc.setLogLevel(options.log_level);
+  cbc.solver()->messageHandler()->setLogLevel(options.log_level);
+  cbc.setUseElapsedTime(true);
+  cbc.setMaximumSeconds(std::max(0.01, options.time_limit_s));
+  cbc.setAllowableFractionGap(options.relative_gap);
+  cbc.setAllowableGap(options.absolute_gap);
+  CbcStrategyDefault strategy(1, 5, 5, options.log_level);
+  cbc.setStrategy(strategy);
+
+  const bool start_ok = !options.mip_start.empty() &&
+                        model.max_violation(options.mip_start) <= 1e-6;
+  double start_objective = kInfinity;
+  if (start_ok) {
+    start_objective = model.evaluate(options.mip_start);
+    cbc.setBestSolution(options.mip_start.data(), model.num_vars(), start_objective, false);
+  }
+  cbc.branchAndBound();
+
+  const double* best = cbc.bestSolution();
+  if (best != nullptr) {
+    result.has_solution = true;
+    result.values.assign(best, best + model.num_vars());
+    // Snap integers: CBC returns them within its integer tolerance.
+    for (int v = 0; v < model.num_vars(); ++v) {
+      if (model.is_integer(v)) result.values[v] = std::round(result.values[v]);
+    }
+    result.objective = model.evaluate(result.values);
+    result.used_mip_start = start_ok && result.objective >= start_objective - 1e-9;
+  } else if (start_ok) {
+    result.has_solution = true;
+    result.values = options.mip_start;
+    result.objective = start_objective;
+    result.used_mip_start = true;
+  }
+  result.best_bound = cbc.getBestPossibleObjValue();
+  result.nodes = cbc.getNodeCount();
+  if (cbc.isProvenOptimal() && result.has_solution) {
+    result.status = MilpStatus::kOptimal;
+  } else if (cbc.isProvenInfeasible() && !result.has_solution) {
+    result.status = MilpStatus::kInfeasible;
+  } else if (cbc.isContinuousUnbounded()) {
+    result.status = MilpStatus::kUnbounded;
+  } else if (cbc.isSecondsLimitReached()) {
+    result.status = MilpStatus::kTimedOut;
+  } else if (result.has_solution) {
+    result.status = MilpStatus::kFeasible;
+  } else {
+    result.status = MilpStatus::kError;
+  }
+  if (result.has_solution) {
+    if (result.status == MilpStatus::kOptimal) {
+      result.best_bound = std::min(result.best_bound, result.objective);
+    }
+    result.gap = std::max(0.0, result.objective - result.best_bound) /
+                 std::max(std::abs(result.objective), 1e-9);
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace ccsynth::solvers
