@@ -1,0 +1,38 @@
+#pragma once
+// Lower bounds on the time of a collective on a topology (issue 4, docs/bounds.md), valid for
+// the simulator's cost model: a transfer of b bytes holds one lane of every link or switch port
+// on its route for at least alpha + beta * b.
+
+#include <cstdint>
+
+#include "ccsynth/core/collective.h"
+#include "ccsynth/core/topology.h"
+
+namespace ccsynth::sim {
+
+/// Scales every alpha and beta of the topology (the simulator's protocol factors), so that the
+/// bound stays below the simulation of a program using that protocol.
+struct BoundOptions {
+  double alpha_factor = 1.0;
+  double beta_factor = 1.0;
+  /// Up to this many ranks every cut is enumerated (exact cut bound); above, candidate cuts
+  /// come from max-flow min cuts, node groups, single ranks and contiguous halves.
+  int exact_cut_max_ranks = 14;
+};
+
+/// The bound and its parts; lower_bound_us = max(latency_us, bandwidth_us).
+struct LowerBound {
+  double latency_us = 0.0;    // max over needed (chunk, destination) of the alpha distance
+  double bandwidth_us = 0.0;  // max of the per-rank ingress/egress, cut and total-traffic bounds
+  double lower_bound_us = 0.0;
+  double ingress_egress_us = 0.0;  // parts of bandwidth_us, for reports
+  double cut_us = 0.0;
+  double total_traffic_us = 0.0;
+};
+
+/// Lower bound for `collective` on `topology` with `bytes` per rank (one chunk is
+/// bytes / collective.input_chunks). Throws UserError when the rank counts differ.
+LowerBound lower_bound(const Topology& topology, const Collective& collective, int64_t bytes,
+                       const BoundOptions& options = {});
+
+}  // namespace ccsynth::sim

@@ -1,0 +1,138 @@
+#include "network.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+
+namespace ccsynth::sim {
+
+Network::Network(const Topology& topology) : topology_(topology) {
+  adjacency_.resize(topology.num_ranks);
+  for (const Connection& c : topology.connections()) {
+    if (c.src >= 0 && c.src < topology.num_ranks) adjacency_[c.src].push_back(c);
+  }
+  for (const Link& link : topology.links) add_group(std::max(1, link.lanes));
+  switch_egress_group_.resize(topology.switches.size());
+  for (size_t s = 0; s < topology.switches.size(); ++s) {
+    switch_egress_group_[s].assign(topology.num_ranks, -1);
+    for (int r : topology.switches[s].ranks) {
+      if (r < 0 || r >= topology.num_ranks) continue;
+      switch_egress_group_[s][r] = add_group(1);
+      add_group(1);  // ingress
+    }
+  }
+}
+
+int Network::add_group(int lanes) {
+  group_first_lane_.push_back(static_cast<int>(lane_free_.size()));
+  group_lanes_.push_back(lanes);
+  lane_free_.resize(lane_free_.size() + lanes, 0.0);
+  lane_busy_.resize(lane_busy_.size() + lanes, 0.0);
+  lane_last_.resize(lane_last_.size() + lanes, -1);
+  return static_cast<int>(group_first_lane_.size()) - 1;
+}
+
+std::vector<int> Network::hops_of(const Connection& c) const {
+  if (c.link_index >= 0) return {c.link_index};
+  const int egress = switch_egress_group_[c.switch_index][c.src];
+  const int ingress = switch_egress_group_[c.switch_index][c.dst] + 1;
+  return {egress, ingress};
+}
+
+int Network::route(int src, int dst) {
+  const auto key = std::make_pair(src, dst);
+  if (auto it = route_index_.find(key); it != route_index_.end()) return it->second;
+  const int n = topology_.num_ranks;
+  if (src < 0 || src >= n || dst < 0 || dst >= n) {
+    throw UserError("", "peer",
+                    "rank " + std::to_string(src) + " -> " + std::to_string(dst) +
+                        " is outside topology '" + topology_.name + "'");
+  }
+  // BFS over single-hop connections: the first path found is a shortest one in hops.
+  std::vector<const Connection*> via(n, nullptr);
+  std::vector<char> seen(n, 0);
+  std::deque<int> queue{src};
+  seen[src] = 1;
+  while (!queue.empty() && !seen[dst]) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (const Connection& c : adjacency_[u]) {
+      if (seen[c.dst]) continue;
+      seen[c.dst] = 1;
+      via[c.dst] = &c;
+      queue.push_back(c.dst);
+    }
+  }
+  if (!seen[dst]) {
+    throw UserError("", "peer",
+                    "rank " + std::to_string(dst) + " is unreachable from rank " +
+                        std::to_string(src) + " in topology '" + topology_.name + "'");
+  }
+  Route route;
+  for (int v = dst; v != src; v = via[v]->src) {
+    const Connection& c = *via[v];
+    const std::vector<int> hops = hops_of(c);
+    route.groups.insert(route.groups.begin(), hops.begin(), hops.end());
+    route.alpha_us += c.alpha_us;
+    route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
+  }
+  routes_.push_back(std::move(route));
+  route_index_.emplace(key, static_cast<int>(routes_.size()) - 1);
+  return static_cast<int>(routes_.size()) - 1;
+}
+
+double Network::reserve(int route, double ready, double cost, int64_t instance,
+                        int64_t* blocker) {
+  double start = ready;
+  int binding = -1;
+  chosen_.clear();
+  for (int group : routes_[route].groups) {
+    const int first = group_first_lane_[group];
+    int best = first;
+    for (int lane = first + 1; lane < first + group_lanes_[group]; ++lane) {
+      if (lane_free_[lane] < lane_free_[best]) best = lane;
+    }
+    chosen_.push_back(best);
+    if (lane_free_[best] > start) {
+      start = lane_free_[best];
+      binding = best;
+    }
+  }
+  *blocker = binding >= 0 ? lane_last_[binding] : -1;
+  for (int lane : chosen_) {
+    lane_free_[lane] = start + cost;
+    lane_busy_[lane] += cost;
+    lane_last_[lane] = instance;
+  }
+  return start;
+}
+
+std::vector<LinkUsage> Network::usage(double time_us) const {
+  std::vector<LinkUsage> out;
+  auto busy_of = [this](int group) {
+    double busy = 0.0;
+    const int first = group_first_lane_[group];
+    for (int lane = first; lane < first + group_lanes_[group]; ++lane) busy += lane_busy_[lane];
+    return busy;
+  };
+  auto add = [&](int src, int dst, int group) {
+    const double busy = busy_of(group);
+    const double capacity = time_us * group_lanes_[group];
+    out.push_back(LinkUsage{src, dst, busy, capacity > 0.0 ? busy / capacity : 0.0});
+  };
+  for (size_t i = 0; i < topology_.links.size(); ++i) {
+    add(topology_.links[i].src, topology_.links[i].dst, static_cast<int>(i));
+  }
+  for (size_t s = 0; s < topology_.switches.size(); ++s) {
+    for (int r : topology_.switches[s].ranks) {
+      if (r < 0 || r >= topology_.num_ranks) continue;
+      add(r, -1, switch_egress_group_[s][r]);
+      add(-1, r, switch_egress_group_[s][r] + 1);
+    }
+  }
+  return out;
+}
+
+}  // namespace ccsynth::sim

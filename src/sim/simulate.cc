@@ -1,0 +1,532 @@
+#include "ccsynth/sim/simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "network.h"
+
+namespace ccsynth::sim {
+
+const ProtocolParams& SimOptions::params(Protocol protocol) const {
+  switch (protocol) {
+    case Protocol::kLL:
+      return ll;
+    case Protocol::kLL128:
+      return ll128;
+    case Protocol::kSimple:
+      break;
+  }
+  return simple;
+}
+
+double bus_factor(CollectiveKind kind, int num_ranks) {
+  const double r = num_ranks;
+  switch (kind) {
+    case CollectiveKind::kAllReduce:
+      return 2.0 * (r - 1.0) / r;  // nccl-tests doc/PERFORMANCE.md
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kGather:
+    case CollectiveKind::kScatter:
+      return (r - 1.0) / r;
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce:
+    case CollectiveKind::kCustom:
+      break;
+  }
+  return 1.0;
+}
+
+double nccl_size_bytes(CollectiveKind kind, int num_ranks, int64_t bytes) {
+  const bool output_sized = kind == CollectiveKind::kAllGather || kind == CollectiveKind::kGather;
+  return output_sized ? static_cast<double>(bytes) * num_ranks : static_cast<double>(bytes);
+}
+
+namespace {
+
+constexpr uint8_t kSendFlag = 1;
+constexpr uint8_t kRecvFlag = 2;
+constexpr int64_t kMaxInstances = 1'000'000'000;
+constexpr int64_t kMaxRecordedInstances = 40'000'000;
+
+// Memory traffic per byte moved by a step's local work: a copy reads and writes (2), a
+// reduction reads two operands and writes one (3); a receive copies out of the FIFO (2); `rrs`
+// reads the FIFO and the local operand and writes nothing locally (2). Plain sends are bound by
+// the link, not memory.
+double memory_factor(StepType type) {
+  switch (type) {
+    case StepType::kSend:
+    case StepType::kNop:
+      return 0.0;
+    case StepType::kRecv:
+    case StepType::kRecvCopySend:
+    case StepType::kRecvReduceSend:
+    case StepType::kCopy:
+      return 2.0;
+    case StepType::kRecvReduceCopy:
+    case StepType::kRecvReduceCopySend:
+    case StepType::kReduce:
+      return 3.0;
+  }
+  return 0.0;
+}
+
+// One step of a threadblock, flattened for the hot loop.
+struct SimStep {
+  uint8_t flags = 0;
+  StepType type = StepType::kNop;
+  int count = 0;
+  int dep_tb = -1;  // global threadblock index or -1
+  int dep_step = -1;
+  double memory_factor = 0.0;
+};
+
+// One threadblock's execution state. progress counts finished step instances (slice-major:
+// instance p is step p % num_steps of slice p / num_steps, MSCCLang fig. 5).
+struct TbState {
+  int rank = 0;
+  int local_id = 0;
+  int first_step = 0;
+  int num_steps = 0;
+  int send_conn = -1;
+  int recv_conn = -1;
+  int64_t progress = 0;
+  int64_t total = 0;
+  int64_t base = 0;  // id of instance 0 in the instance records
+  bool busy = false;
+  bool waiting_dep = false;
+};
+
+// A FIFO connection from a sending to a receiving threadblock (one (peer, channel) pair).
+struct Conn {
+  int sender = -1;
+  int receiver = -1;
+  int route = -1;
+  int64_t sent = 0;
+  int64_t arrived = 0;
+  int64_t consumed = 0;
+};
+
+struct Event {
+  double time;
+  int64_t seq;
+  int tb;
+  bool operator>(const Event& other) const {
+    return time != other.time ? time > other.time : seq > other.seq;
+  }
+};
+
+// Critical-path record of one step instance.
+struct Record {
+  double start = 0.0;
+  double end = 0.0;
+  int64_t pred = -1;
+};
+
+int infer_input_chunks(const Program& program) {
+  int input = 0;
+  int output = 0;
+  for (const GpuProgram& gpu : program.gpus) {
+    input = std::max(input, gpu.input_chunks);
+    output = std::max(output, gpu.output_chunks);
+  }
+  if (input > 0) return input;
+  const bool gathers = program.collective == CollectiveKind::kAllGather ||
+                       program.collective == CollectiveKind::kGather;
+  if (gathers && program.num_ranks > 0) return std::max(1, output / program.num_ranks);
+  return std::max(1, output);
+}
+
+class Simulator {
+ public:
+  Simulator(const Program& program, const Topology& topology, int64_t bytes,
+            const SimOptions& options)
+      : program_(program),
+        topology_(topology),
+        bytes_(bytes),
+        options_(options),
+        params_(options.params(program.protocol)),
+        network_(topology) {}
+
+  SimResult run() {
+    check_shapes();
+    plan_slices();
+    build_threadblocks();
+    build_connections();
+    allocate_records();
+    execute();
+    check_finished();
+    return result();
+  }
+
+ private:
+  void check_shapes() const {
+    if (bytes_ < 0) throw UserError("", "bytes", "size must be >= 0");
+    if (program_.num_ranks != topology_.num_ranks ||
+        static_cast<int>(program_.gpus.size()) != topology_.num_ranks) {
+      throw UserError(program_.name, "ngpus",
+                      "program has " + std::to_string(program_.gpus.size()) +
+                          " gpus but topology '" + topology_.name + "' has " +
+                          std::to_string(topology_.num_ranks) + " ranks");
+    }
+    for (size_t i = 0; i < program_.gpus.size(); ++i) {
+      if (program_.gpus[i].rank != static_cast<int>(i)) {
+        throw UserError(program_.name, "gpu[" + std::to_string(i) + "].id",
+                        "gpus must be numbered 0..ngpus-1 in order");
+      }
+    }
+    if (params_.slice_bytes <= 0 || params_.fifo_slots <= 0) {
+      throw UserError("", "protocol", "slice_bytes and fifo_slots must be positive");
+    }
+  }
+
+  // Slices per chunk: chunks larger than a FIFO slot are cut into slot-sized tiles
+  // (MSCCLang sec. 6.2, "Pipelining").
+  void plan_slices() {
+    const int chunks = options_.input_chunks > 0 ? options_.input_chunks
+                                                 : infer_input_chunks(program_);
+    chunk_bytes_ = static_cast<double>(bytes_) / chunks;
+    if (options_.num_slices > 0) {
+      slices_ = options_.num_slices;
+    } else if (!options_.pipelining) {
+      slices_ = 1;
+    } else {
+      slices_ = static_cast<int>(std::max<double>(
+          1.0, std::ceil(chunk_bytes_ / static_cast<double>(params_.slice_bytes))));
+    }
+    slice_bytes_ = chunk_bytes_ / slices_;
+    memory_us_per_byte_ = options_.memory_bandwidth_gbps > 0.0
+                              ? 1.0 / (options_.memory_bandwidth_gbps * 1e3)
+                              : 0.0;
+  }
+
+  void build_threadblocks() {
+    rank_tb_offset_.assign(program_.gpus.size() + 1, 0);
+    for (size_t r = 0; r < program_.gpus.size(); ++r) {
+      rank_tb_offset_[r + 1] =
+          rank_tb_offset_[r] + static_cast<int>(program_.gpus[r].threadblocks.size());
+    }
+    tbs_.resize(rank_tb_offset_.back());
+    int64_t instances = 0;
+    for (size_t r = 0; r < program_.gpus.size(); ++r) {
+      const GpuProgram& gpu = program_.gpus[r];
+      for (size_t i = 0; i < gpu.threadblocks.size(); ++i) {
+        const Threadblock& tb = gpu.threadblocks[i];
+        TbState& state = tbs_[rank_tb_offset_[r] + i];
+        state.rank = static_cast<int>(r);
+        state.local_id = static_cast<int>(i);
+        state.first_step = static_cast<int>(steps_.size());
+        state.num_steps = static_cast<int>(tb.steps.size());
+        state.total = static_cast<int64_t>(state.num_steps) * slices_;
+        state.base = instances;
+        instances += state.total;
+        for (size_t s = 0; s < tb.steps.size(); ++s) steps_.push_back(flatten(gpu, i, s));
+      }
+    }
+    if (instances > kMaxInstances) {
+      throw UserError("", "sizes",
+                      "simulation needs " + std::to_string(instances) +
+                          " step instances; use fewer slices (larger slice size)");
+    }
+    instances_ = instances;
+  }
+
+  SimStep flatten(const GpuProgram& gpu, size_t tb_index, size_t step_index) const {
+    const Threadblock& tb = gpu.threadblocks[tb_index];
+    const Step& step = tb.steps[step_index];
+    SimStep out;
+    out.type = step.type;
+    out.count = std::max(0, step.count);
+    out.flags = static_cast<uint8_t>((sends(step.type) ? kSendFlag : 0) |
+                                     (receives(step.type) ? kRecvFlag : 0));
+    out.memory_factor = memory_factor(step.type);
+    if (step.dep_tb >= 0) {
+      const std::string field = "gpu[" + std::to_string(gpu.rank) + "].tb[" +
+                                std::to_string(tb_index) + "].step[" +
+                                std::to_string(step_index) + "]";
+      if (step.dep_tb >= static_cast<int>(gpu.threadblocks.size()) || step.dep_step < 0 ||
+          step.dep_step >= static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size())) {
+        throw UserError(program_.name, field, "dependency on a step that does not exist");
+      }
+      out.dep_tb = rank_tb_offset_[gpu.rank] + step.dep_tb;
+      out.dep_step = step.dep_step;
+    }
+    return out;
+  }
+
+  // Pairs each sending threadblock with the receiving one of the same (peer, channel).
+  void build_connections() {
+    struct Ends {
+      int sender = -1;
+      int receiver = -1;
+    };
+    std::map<std::tuple<int, int, int>, Ends> pairs;  // (src rank, dst rank, channel); setup only
+    for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) {
+      const TbState& state = tbs_[t];
+      const Threadblock& tb = program_.gpus[state.rank].threadblocks[state.local_id];
+      if (tb.send_peer >= 0) {
+        Ends& ends = pairs[{state.rank, tb.send_peer, tb.channel}];
+        if (ends.sender >= 0) throw duplicate(state, "send", tb.send_peer);
+        ends.sender = t;
+      }
+      if (tb.recv_peer >= 0) {
+        Ends& ends = pairs[{tb.recv_peer, state.rank, tb.channel}];
+        if (ends.receiver >= 0) throw duplicate(state, "recv", tb.recv_peer);
+        ends.receiver = t;
+      }
+    }
+    for (const auto& [key, ends] : pairs) {
+      if (ends.sender < 0 || ends.receiver < 0) continue;
+      Conn conn;
+      conn.sender = ends.sender;
+      conn.receiver = ends.receiver;
+      conn.route = network_.route(std::get<0>(key), std::get<1>(key));
+      tbs_[ends.sender].send_conn = static_cast<int>(conns_.size());
+      tbs_[ends.receiver].recv_conn = static_cast<int>(conns_.size());
+      conns_.push_back(conn);
+    }
+    for (const TbState& state : tbs_) {
+      for (int s = 0; s < state.num_steps; ++s) {
+        const SimStep& step = steps_[state.first_step + s];
+        const bool bad_send = (step.flags & kSendFlag) && state.send_conn < 0;
+        const bool bad_recv = (step.flags & kRecvFlag) && state.recv_conn < 0;
+        if (bad_send || bad_recv) {
+          throw UserError(program_.name, field_of(state, s),
+                          std::string(bad_send ? "sends" : "receives") +
+                              " but no threadblock on the peer rank has the matching " +
+                              (bad_send ? "recv" : "send") + " peer and channel");
+        }
+      }
+    }
+  }
+
+  UserError duplicate(const TbState& state, const char* what, int peer) const {
+    return UserError(program_.name, field_of(state, -1),
+                     std::string("a second threadblock ") + what + "s to/from rank " +
+                         std::to_string(peer) + " on the same channel");
+  }
+
+  std::string field_of(const TbState& state, int step) const {
+    std::string out = "gpu[" + std::to_string(state.rank) + "].tb[" +
+                      std::to_string(state.local_id) + "]";
+    if (step >= 0) out += ".step[" + std::to_string(step) + "]";
+    return out;
+  }
+
+  void allocate_records() {
+    record_ = options_.critical_path && instances_ <= kMaxRecordedInstances;
+    if (record_) records_.assign(instances_, Record{});
+    dep_waiters_.assign(tbs_.size(), {});
+  }
+
+  void execute() {
+    for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) try_advance(t, 0.0, -1);
+    while (!events_.empty()) {
+      const Event event = events_.top();
+      events_.pop();
+      now_ = event.time;
+      complete(event.tb);
+    }
+  }
+
+  // Starts the threadblock's next step instance if its dependency, message and FIFO slot are
+  // ready; `pred` is the instance whose completion made this call (for the critical path).
+  void try_advance(int tb, double now, int64_t pred) {
+    TbState& state = tbs_[tb];
+    if (state.busy || state.progress >= state.total) return;
+    const int step_index = static_cast<int>(state.progress % state.num_steps);
+    const int64_t slice = state.progress / state.num_steps;
+    const SimStep& step = steps_[state.first_step + step_index];
+    if (step.dep_tb >= 0) {
+      const TbState& dep = tbs_[step.dep_tb];
+      // Dependency flags are per slice (msccl-xml.md): wait for the same slice of the step.
+      if (dep.progress <= slice * dep.num_steps + step.dep_step) {
+        if (!state.waiting_dep) {
+          dep_waiters_[step.dep_tb].push_back(tb);
+          state.waiting_dep = true;
+        }
+        return;
+      }
+    }
+    if ((step.flags & kRecvFlag) && conns_[state.recv_conn].arrived <= conns_[state.recv_conn].consumed) {
+      return;  // woken when the message lands
+    }
+    if ((step.flags & kSendFlag) &&
+        conns_[state.send_conn].sent - conns_[state.send_conn].consumed >= params_.fifo_slots) {
+      return;  // back-pressure: woken when the receiver frees a slot
+    }
+    start(tb, step, now, pred);
+  }
+
+  void start(int tb, const SimStep& step, double now, int64_t pred) {
+    TbState& state = tbs_[tb];
+    const int64_t id = state.base + state.progress;
+    const double bytes = step.count * slice_bytes_;
+    double begin = now;
+    double end = now + step.memory_factor * bytes * memory_us_per_byte_;
+    if (step.flags & kSendFlag) {
+      Conn& conn = conns_[state.send_conn];
+      // alpha + beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
+      const Route& route = network_.routes()[conn.route];
+      const double cost = route.alpha_us * params_.alpha_factor +
+                          route.beta_us_per_byte * params_.beta_factor * bytes;
+      int64_t blocker = -1;
+      const double transfer_start = network_.reserve(conn.route, end, cost, id, &blocker);
+      if (transfer_start > end && blocker >= 0) pred = blocker;
+      end = transfer_start + cost;
+      ++conn.sent;
+    }
+    if (record_) records_[id] = Record{begin, end, pred};
+    state.busy = true;
+    events_.push(Event{end, seq_++, tb});
+  }
+
+  void complete(int tb) {
+    TbState& state = tbs_[tb];
+    const SimStep& step = steps_[state.first_step + state.progress % state.num_steps];
+    const int64_t id = state.base + state.progress;
+    state.busy = false;
+    ++state.progress;
+    ++executed_;
+    last_instance_ = id;
+    if (step.flags & kSendFlag) {
+      Conn& conn = conns_[state.send_conn];
+      ++conn.arrived;
+      try_advance(conn.receiver, now_, id);
+    }
+    if (step.flags & kRecvFlag) {
+      Conn& conn = conns_[state.recv_conn];
+      ++conn.consumed;
+      try_advance(conn.sender, now_, id);
+    }
+    if (!dep_waiters_[tb].empty()) {
+      waking_.swap(dep_waiters_[tb]);
+      for (int waiter : waking_) {
+        tbs_[waiter].waiting_dep = false;
+        try_advance(waiter, now_, id);
+      }
+      waking_.clear();
+    }
+    try_advance(tb, now_, id);
+  }
+
+  void check_finished() const {
+    std::string blocked;
+    int count = 0;
+    for (const TbState& state : tbs_) {
+      if (state.progress >= state.total) continue;
+      if (count++ < 4) {
+        const int s = static_cast<int>(state.progress % state.num_steps);
+        if (!blocked.empty()) blocked += "; ";
+        blocked += field_of(state, s) + " (" +
+                   to_string(steps_[state.first_step + s].type) + ", slice " +
+                   std::to_string(state.progress / state.num_steps) + ")";
+      }
+    }
+    if (count > 0) {
+      throw UserError(program_.name, "threadblocks",
+                      "deadlock: " + std::to_string(count) +
+                          " threadblock(s) never finish, e.g. " + blocked);
+    }
+  }
+
+  SimResult result() const {
+    SimResult out;
+    out.bytes = bytes_;
+    out.time_us = now_;
+    out.events = executed_;
+    out.slices = slices_;
+    out.chunk_bytes = chunk_bytes_;
+    if (now_ > 0.0) {
+      // nccl-tests: algbw = size / time, busbw = algbw * factor; bytes/us / 1e3 = GB/s.
+      out.algbw_gbps =
+          nccl_size_bytes(program_.collective, program_.num_ranks, bytes_) / (now_ * 1e3);
+      out.busbw_gbps = out.algbw_gbps * bus_factor(program_.collective, program_.num_ranks);
+    }
+    out.links = network_.usage(now_);
+    if (record_) out.critical_path = critical_path();
+    return out;
+  }
+
+  std::vector<std::string> critical_path() const {
+    std::vector<int64_t> chain;
+    for (int64_t id = last_instance_; id >= 0; id = records_[id].pred) chain.push_back(id);
+    std::reverse(chain.begin(), chain.end());
+    const size_t limit = static_cast<size_t>(std::max(2, options_.critical_path_limit));
+    std::vector<std::string> out;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      if (chain.size() > limit && i == limit / 2) {
+        out.push_back("... " + std::to_string(chain.size() - limit) + " more ...");
+        i = chain.size() - (limit - limit / 2) - 1;
+        continue;
+      }
+      out.push_back(describe(chain[i]));
+    }
+    return out;
+  }
+
+  std::string describe(int64_t id) const {
+    // Threadblocks are stored in increasing `base` order.
+    const auto it = std::upper_bound(tbs_.begin(), tbs_.end(), id,
+                                     [](int64_t v, const TbState& s) { return v < s.base; });
+    const TbState& state = *(it - 1);
+    const int64_t p = id - state.base;
+    const int s = static_cast<int>(p % state.num_steps);
+    const Threadblock& tb = program_.gpus[state.rank].threadblocks[state.local_id];
+    const SimStep& step = steps_[state.first_step + s];
+    char times[64];
+    std::snprintf(times, sizeof times, "%.3f-%.3f us", records_[id].start, records_[id].end);
+    std::string out = std::string(times) + " rank " + std::to_string(state.rank) + " tb " +
+                      std::to_string(state.local_id) + " step " + std::to_string(s) + " (" +
+                      to_string(step.type) + ") slice " + std::to_string(p / state.num_steps);
+    if (step.flags & kRecvFlag) out += " <- rank " + std::to_string(tb.recv_peer);
+    if (step.flags & kSendFlag) out += " -> rank " + std::to_string(tb.send_peer);
+    return out;
+  }
+
+  const Program& program_;
+  const Topology& topology_;
+  int64_t bytes_;
+  const SimOptions& options_;
+  const ProtocolParams& params_;
+  Network network_;
+
+  double chunk_bytes_ = 0.0;
+  double slice_bytes_ = 0.0;
+  double memory_us_per_byte_ = 0.0;
+  int slices_ = 1;
+  int64_t instances_ = 0;
+
+  std::vector<int> rank_tb_offset_;
+  std::vector<TbState> tbs_;
+  std::vector<SimStep> steps_;
+  std::vector<Conn> conns_;
+  std::vector<std::vector<int>> dep_waiters_;
+  std::vector<int> waking_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  int64_t seq_ = 0;
+  double now_ = 0.0;
+  int64_t executed_ = 0;
+  int64_t last_instance_ = -1;
+  bool record_ = false;
+  std::vector<Record> records_;
+};
+
+}  // namespace
+
+SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
+                   const SimOptions& options) {
+  return Simulator(program, topology, bytes, options).run();
+}
+
+}  // namespace ccsynth::sim

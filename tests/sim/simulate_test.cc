@@ -1,0 +1,268 @@
+#include "ccsynth/sim/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "sim_test_util.h"
+
+namespace ccsynth::sim {
+namespace {
+
+using testing::ring_allgather;
+using testing::ring_topology;
+
+SimOptions synchronous() {
+  SimOptions o;
+  o.pipelining = false;
+  o.memory_bandwidth_gbps = 0.0;
+  return o;
+}
+
+TEST(Simulate, RingAllgatherMatchesClosedFormWithoutPipelining) {
+  const double alpha = 0.7, beta = 46.0;  // us, us/MiB
+  for (int n : {2, 4, 8, 16}) {
+    const Topology topo = ring_topology(n, alpha, beta);
+    for (int64_t bytes : {int64_t{1024}, int64_t{1} << 20, int64_t{64} << 20}) {
+      const SimResult r = simulate(ring_allgather(n), topo, bytes, synchronous());
+      const double expected = (n - 1) * (alpha + beta * bytes / kBytesPerMb);
+      EXPECT_NEAR(r.time_us, expected, 1e-9 * expected) << "n=" << n << " bytes=" << bytes;
+      EXPECT_EQ(r.slices, 1);
+      EXPECT_EQ(r.events, n * (n + 1));
+    }
+  }
+}
+
+TEST(Simulate, RingAllgatherPipelinedFollowsInterpreterLoop) {
+  // One threadblock runs all its steps for slice 0 before slice 1 (MSCCLang fig. 5), so with k
+  // slices the ring takes k(n-1) alpha + (n-1) L beta.
+  const int n = 8;
+  const double alpha = 2.0, beta = 10.0;
+  const Topology topo = ring_topology(n, alpha, beta);
+  SimOptions o;
+  o.memory_bandwidth_gbps = 0.0;
+  const int64_t bytes = 4 << 20;  // 8 Simple slices of 512 KiB
+  const SimResult r = simulate(ring_allgather(n), topo, bytes, o);
+  EXPECT_EQ(r.slices, 8);
+  const double expected = 8 * (n - 1) * alpha + (n - 1) * beta * 4.0;
+  EXPECT_NEAR(r.time_us, expected, 1e-9 * expected);
+}
+
+TEST(Simulate, RingAllreduceMatchesClosedForm) {
+  const double alpha = 1.5, beta = 20.0;
+  for (int n : {3, 5, 8}) {
+    const Topology topo = ring_topology(n, alpha, beta, /*bidirectional=*/false);
+    const int64_t bytes = int64_t{n} << 20;
+    const SimResult r = simulate(testing::ring_allreduce(n), topo, bytes, synchronous());
+    const double expected = 2 * (n - 1) * (alpha + beta * 1.0);  // chunk = 1 MiB
+    EXPECT_NEAR(r.time_us, expected, 1e-9 * expected) << n;
+    EXPECT_DOUBLE_EQ(r.chunk_bytes, 1 << 20);
+    // nccl-tests: algbw = bytes / time, busbw = algbw * 2(n-1)/n.
+    EXPECT_NEAR(r.algbw_gbps, bytes / (r.time_us * 1e3), 1e-9);
+    EXPECT_NEAR(r.busbw_gbps, r.algbw_gbps * 2.0 * (n - 1) / n, 1e-9);
+  }
+}
+
+TEST(Simulate, SccLSixRingCostFormula) {
+  // SCCL sec. 3.6: a synchronous algorithm with S steps, R rounds and C chunks costs
+  // S alpha + (R/C) L beta; the DGX-1 6-ring allgather is 7 alpha + 7/6 L beta. Here six rings
+  // over 8 ranks use six lanes per link (one per ring) and each carries L/6 per step.
+  const double alpha = 0.7, beta = 46.0;
+  const Topology topo = ring_topology(8, alpha, beta, /*bidirectional=*/false, /*lanes=*/6);
+  const int64_t bytes = 6 << 20;
+  const SimResult r = simulate(ring_allgather(8, 6), topo, bytes, synchronous());
+  const double expected = 7 * alpha + 7.0 / 6.0 * beta * 6.0;
+  EXPECT_NEAR(r.time_us, expected, 1e-9 * expected);
+}
+
+TEST(Simulate, DirectAllgatherOnRingIsCongested) {
+  const int n = 16;
+  const Topology topo = ring_topology(n, 0.7, 46.0);
+  SimOptions o;
+  const int64_t bytes = int64_t{256} << 20;
+  const SimResult ring = simulate(ring_allgather(n), topo, bytes, o);
+  const SimResult direct = simulate(testing::direct_allgather(n), topo, bytes, o);
+  EXPECT_GT(direct.time_us, 3.0 * ring.time_us);
+}
+
+TEST(Simulate, FifoSlotsLimitOutstandingSends) {
+  // Rank 0 sends 4 chunks to rank 1, whose receiving threadblock waits for a slow local copy
+  // first; with 1 slot the sender can run at most one send ahead of the receiver.
+  Program p;
+  p.name = "fifo";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 2;
+  for (int r = 0; r < 2; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 4;
+    g.output_chunks = 4;
+    p.gpus.push_back(g);
+  }
+  Threadblock sender;
+  sender.send_peer = 1;
+  for (int c = 0; c < 4; ++c) {
+    sender.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, c, Buffer::kOutput, c));
+  }
+  p.gpus[0].threadblocks.push_back(sender);
+  Threadblock receiver;
+  receiver.recv_peer = 0;
+  receiver.steps.push_back(testing::make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0, 4));
+  for (int c = 0; c < 4; ++c) {
+    receiver.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, c, Buffer::kOutput, c));
+  }
+  p.gpus[1].threadblocks.push_back(receiver);
+  const Topology topo = ring_topology(2, 1.0, 1.0);
+  SimOptions o;
+  o.pipelining = false;
+  o.memory_bandwidth_gbps = 1.0;  // copy of 4 x 1 MiB at 1 GB/s: 2 * 4 MiB / 1e3 B/us
+  o.simple.fifo_slots = 1;
+  const int64_t bytes = 4 << 20;
+  const SimResult r = simulate(p, topo, bytes, o);
+  const double copy = 2.0 * (4 << 20) / 1e3;
+  const double recv = 2.0 * (1 << 20) / 1e3;  // receive copies out of the FIFO
+  // Send 0 lands at 2 us; sends 1..3 each start only when the previous receive freed the slot
+  // and take 2 us (alpha 1 + 1 MiB at 1 us/MiB) before the next receive can start.
+  EXPECT_NEAR(r.time_us, copy + 4 * recv + 3 * 2.0, 1e-6 * r.time_us);
+  o.simple.fifo_slots = 8;
+  const SimResult wide = simulate(p, topo, bytes, o);
+  EXPECT_NEAR(wide.time_us, copy + 4 * recv, 1e-6 * wide.time_us);
+}
+
+TEST(Simulate, DependenciesArePerSlice) {
+  // tb1 on rank 0 sends chunk 0 only after tb0's copy of the same slice finished.
+  Program p;
+  p.name = "dep";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 2;
+  for (int r = 0; r < 2; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 1;
+    g.output_chunks = 1;
+    p.gpus.push_back(g);
+  }
+  Threadblock copy;
+  copy.steps.push_back(testing::make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0));
+  copy.steps.back().has_dep = true;
+  Threadblock send;
+  send.id = 1;
+  send.send_peer = 1;
+  send.steps.push_back(testing::make_step(StepType::kSend, Buffer::kOutput, 0, Buffer::kOutput, 0));
+  send.steps.back().dep_tb = 0;
+  send.steps.back().dep_step = 0;
+  p.gpus[0].threadblocks = {copy, send};
+  Threadblock recv;
+  recv.recv_peer = 0;
+  recv.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0));
+  p.gpus[1].threadblocks = {recv};
+  const Topology topo = ring_topology(2, 3.0, 100.0);
+  SimOptions o;
+  o.memory_bandwidth_gbps = 0.0;
+  o.num_slices = 4;
+  const SimResult r = simulate(p, topo, 1 << 20, o);
+  // 4 slices of 256 KiB each: sends back to back once each copy (free) is done.
+  EXPECT_NEAR(r.time_us, 4 * (3.0 + 25.0), 1e-9);
+  EXPECT_EQ(r.events, 12);
+  ASSERT_FALSE(r.critical_path.empty());
+  EXPECT_NE(r.critical_path.back().find("rank 1 tb 0 step 0 (r) slice 3"), std::string::npos)
+      << r.critical_path.back();
+}
+
+TEST(Simulate, LinkUsageAndUtilization) {
+  const int n = 4;
+  const Topology topo = ring_topology(n, 0.0, 10.0, /*bidirectional=*/false);
+  const SimResult r = simulate(ring_allgather(n), topo, 1 << 20, synchronous());
+  ASSERT_EQ(r.links.size(), 4u);
+  for (const LinkUsage& u : r.links) {
+    EXPECT_NEAR(u.busy_us, 30.0, 1e-9);  // 3 sends of 1 MiB at 10 us/MiB
+    EXPECT_NEAR(u.utilization, 1.0, 1e-9);
+  }
+}
+
+TEST(Simulate, SwitchPortsSerializeIngress) {
+  // Three ranks send to rank 0 through a switch: rank 0's ingress port takes one at a time.
+  Program p;
+  p.name = "gather";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 4;
+  for (int r = 0; r < 4; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 1;
+    g.output_chunks = 4;
+    if (r > 0) {
+      Threadblock tb;
+      tb.send_peer = 0;
+      tb.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, r));
+      g.threadblocks.push_back(tb);
+    } else {
+      for (int q = 1; q < 4; ++q) {
+        Threadblock tb;
+        tb.id = q - 1;
+        tb.recv_peer = q;
+        tb.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, q));
+        g.threadblocks.push_back(tb);
+      }
+    }
+    p.gpus.push_back(g);
+  }
+  const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, synchronous());
+  EXPECT_NEAR(r.time_us, 3 * 11.0, 1e-9);
+  // Rank 0's ingress port reported as {-1, 0} is busy the whole time.
+  bool found = false;
+  for (const LinkUsage& u : r.links) {
+    if (u.src == -1 && u.dst == 0) {
+      found = true;
+      EXPECT_NEAR(u.utilization, 1.0, 1e-9);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Simulate, ProtocolFactorsAndSlices) {
+  const Topology topo = ring_topology(4, 1.0, 10.0);
+  Program p = ring_allgather(4);
+  p.protocol = Protocol::kLL;
+  SimOptions o;
+  o.memory_bandwidth_gbps = 0.0;
+  o.pipelining = false;
+  const SimResult ll = simulate(p, topo, 1 << 20, o);
+  EXPECT_NEAR(ll.time_us, 3 * (0.5 + 20.0), 1e-9);
+  o.pipelining = true;
+  EXPECT_EQ(simulate(p, topo, 1 << 20, o).slices, 32);  // 32 KiB LL slots
+  p.protocol = Protocol::kLL128;
+  EXPECT_EQ(simulate(p, topo, 1 << 20, o).slices, 2);
+}
+
+TEST(Simulate, DeadlockIsReported) {
+  Program p = ring_allgather(4);
+  // Rank 2 never sends: everyone downstream waits forever.
+  p.gpus[2].threadblocks[0].steps.pop_back();
+  p.gpus[2].threadblocks[0].steps.erase(p.gpus[2].threadblocks[0].steps.begin());
+  try {
+    simulate(p, ring_topology(4, 1.0, 1.0), 1024);
+    FAIL() << "expected a deadlock";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("deadlock"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Simulate, RejectsMismatchedTopologyAndUnmatchedPeers) {
+  EXPECT_THROW(simulate(ring_allgather(4), ring_topology(5, 1.0, 1.0), 1024), UserError);
+  Program p = ring_allgather(4);
+  p.gpus[1].threadblocks[0].recv_peer = -1;
+  EXPECT_THROW(simulate(p, ring_topology(4, 1.0, 1.0), 1024), UserError);
+}
+
+TEST(Simulate, BusFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kAllReduce, 8), 14.0 / 8.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kAllGather, 8), 7.0 / 8.0);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kAllToAll, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(nccl_size_bytes(CollectiveKind::kAllGather, 8, 100), 800.0);
+  EXPECT_DOUBLE_EQ(nccl_size_bytes(CollectiveKind::kReduceScatter, 8, 800), 800.0);
+}
+
+}  // namespace
+}  // namespace ccsynth::sim
