@@ -1,0 +1,132 @@
+#include "ccsynth/formats/topology_json.h"
+
+#include "ccsynth/core/error.h"
+
+namespace ccsynth::formats {
+
+namespace {
+
+constexpr const char* kFormat = "ccsynth-topology";
+constexpr int kVersion = 1;
+
+Json link_to_json(const Link& l) {
+  return Json{{"src", l.src},           {"dst", l.dst},
+              {"lanes", l.lanes},       {"alpha_us", l.alpha_us},
+              {"beta_us_per_mb", l.beta_us_per_mb}, {"kind", l.kind}};
+}
+
+Json switch_to_json(const Switch& s) {
+  return Json{{"name", s.name},
+              {"ranks", s.ranks},
+              {"alpha_us", s.alpha_us},
+              {"port_beta_us_per_mb", s.port_beta_us_per_mb},
+              {"kind", s.kind}};
+}
+
+// An array of integers at reader.field(key) (e.g. nodes[2] or switches[0].ranks).
+std::vector<int> int_array(const Json& value, const JsonReader& reader, const std::string& key) {
+  if (!value.is_array()) reader.fail(key, "expected an array of ranks");
+  std::vector<int> out;
+  out.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    const Json& v = value[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX) {
+      reader.fail(key, "element " + std::to_string(i) + " is not an integer rank: " + v.dump());
+    }
+    out.push_back(v.get<int>());
+  }
+  return out;
+}
+
+Link link_from_json(const JsonReader& r) {
+  r.require_object();
+  r.reject_unknown_keys({"src", "dst", "lanes", "alpha_us", "beta_us_per_mb", "kind"});
+  Link l;
+  l.src = r.get_int("src");
+  l.dst = r.get_int("dst");
+  l.lanes = r.get_int("lanes", 1);
+  l.alpha_us = r.get_double("alpha_us");
+  l.beta_us_per_mb = r.get_double("beta_us_per_mb");
+  l.kind = r.get_string("kind", "generic");
+  return l;
+}
+
+Switch switch_from_json(const JsonReader& r) {
+  r.require_object();
+  r.reject_unknown_keys({"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind"});
+  Switch s;
+  s.name = r.get_string("name");
+  s.ranks = int_array(r.get_array("ranks"), r, "ranks");
+  s.alpha_us = r.get_double("alpha_us");
+  s.port_beta_us_per_mb = r.get_double("port_beta_us_per_mb");
+  s.kind = r.get_string("kind", "switch");
+  return s;
+}
+
+}  // namespace
+
+Json topology_to_json(const Topology& t) {
+  Json links = Json::array();
+  for (const Link& l : t.links) links.push_back(link_to_json(l));
+  Json switches = Json::array();
+  for (const Switch& s : t.switches) switches.push_back(switch_to_json(s));
+  return Json{{"format", kFormat}, {"version", kVersion},   {"name", t.name},
+              {"ranks", t.num_ranks}, {"nodes", t.nodes}, {"links", std::move(links)},
+              {"switches", std::move(switches)}};
+}
+
+Topology topology_from_json(const Json& json, const std::string& file) {
+  const JsonReader r(json, file);
+  r.require_header(kFormat, kVersion);
+  r.reject_unknown_keys({"format", "version", "name", "ranks", "nodes", "links", "switches"});
+  Topology t;
+  t.name = r.get_string("name");
+  t.num_ranks = r.get_int("ranks");
+  if (r.has("nodes")) {
+    const Json& nodes = r.get_array("nodes");
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      t.nodes.push_back(int_array(nodes[n], r, "nodes[" + std::to_string(n) + "]"));
+    }
+  } else if (t.num_ranks > 0) {
+    std::vector<int> all(t.num_ranks);
+    for (int i = 0; i < t.num_ranks; ++i) all[i] = i;
+    t.nodes.push_back(std::move(all));
+  }
+  const Json& links = r.get_array("links");
+  t.links.reserve(links.size());
+  for (size_t i = 0; i < links.size(); ++i) t.links.push_back(link_from_json(r.child("links", i)));
+  if (r.has("switches")) {
+    const Json& switches = r.get_array("switches");
+    for (size_t i = 0; i < switches.size(); ++i) {
+      t.switches.push_back(switch_from_json(r.child("switches", i)));
+    }
+  }
+  validate(t, file);
+  return t;
+}
+
+Topology read_topology_file(const std::string& path) {
+  return topology_from_json(read_json_file(path), path);
+}
+
+std::string write_topology_json(const Topology& t) {
+  const Json doc = topology_to_json(t);
+  std::string out = "{\n";
+  for (const char* key : {"format", "version", "name", "ranks"}) {
+    out += "  \"" + std::string(key) + "\": " + doc[key].dump() + ",\n";
+  }
+  auto list = [&out](const char* key, const Json& items, bool last) {
+    out += "  \"" + std::string(key) + "\": [";
+    for (size_t i = 0; i < items.size(); ++i) {
+      out += (i ? ",\n    " : "\n    ") + items[i].dump(-1, ' ', false);
+    }
+    out += items.empty() ? "]" : "\n  ]";
+    out += last ? "\n" : ",\n";
+  };
+  list("nodes", doc["nodes"], false);
+  list("links", doc["links"], false);
+  list("switches", doc["switches"], true);
+  return out + "}\n";
+}
+
+}  // namespace ccsynth::formats
