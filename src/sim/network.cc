@@ -26,12 +26,16 @@ Network::Network(const Topology& topology) : topology_(topology) {
 }
 
 int Network::add_group(int lanes) {
-  group_first_lane_.push_back(static_cast<int>(lane_free_.size()));
+  const int group = static_cast<int>(group_first_lane_.size());
+  group_first_lane_.push_back(static_cast<int>(lane_holder_.size()));
   group_lanes_.push_back(lanes);
-  lane_free_.resize(lane_free_.size() + lanes, 0.0);
+  group_free_lanes_.push_back(lanes);
+  lane_holder_.resize(lane_holder_.size() + lanes, -1);
   lane_busy_.resize(lane_busy_.size() + lanes, 0.0);
-  lane_last_.resize(lane_last_.size() + lanes, -1);
-  return static_cast<int>(group_first_lane_.size()) - 1;
+  lane_group_.resize(lane_group_.size() + lanes, group);
+  queues_.emplace_back();
+  queue_head_.push_back(0);
+  return group;
 }
 
 std::vector<int> Network::hops_of(const Connection& c) const {
@@ -83,30 +87,47 @@ int Network::route(int src, int dst) {
   return static_cast<int>(routes_.size()) - 1;
 }
 
-double Network::reserve(int route, double ready, double cost, int64_t instance,
-                        int64_t* blocker) {
-  double start = ready;
-  int binding = -1;
-  chosen_.clear();
-  for (int group : routes_[route].groups) {
+bool Network::acquire(int route, double cost, int64_t instance, std::vector<int>* held,
+                      int* blocked_group) {
+  const std::vector<int>& groups = routes_[route].groups;
+  for (int group : groups) {
+    if (group_free_lanes_[group] == 0) {
+      *blocked_group = group;
+      return false;
+    }
+  }
+  for (int group : groups) {
     const int first = group_first_lane_[group];
-    int best = first;
-    for (int lane = first + 1; lane < first + group_lanes_[group]; ++lane) {
-      if (lane_free_[lane] < lane_free_[best]) best = lane;
-    }
-    chosen_.push_back(best);
-    if (lane_free_[best] > start) {
-      start = lane_free_[best];
-      binding = best;
-    }
-  }
-  *blocker = binding >= 0 ? lane_last_[binding] : -1;
-  for (int lane : chosen_) {
-    lane_free_[lane] = start + cost;
+    int lane = first;
+    while (lane_holder_[lane] >= 0) ++lane;  // a free one exists
+    lane_holder_[lane] = instance;
     lane_busy_[lane] += cost;
-    lane_last_[lane] = instance;
+    --group_free_lanes_[group];
+    held->push_back(lane);
   }
-  return start;
+  return true;
+}
+
+void Network::release(std::vector<int>* held, std::vector<int>* freed_groups) {
+  for (int lane : *held) {
+    lane_holder_[lane] = -1;
+    const int group = lane_group_[lane];
+    ++group_free_lanes_[group];
+    freed_groups->push_back(group);
+  }
+  held->clear();
+}
+
+int Network::pop_waiter(int group) {
+  std::vector<int>& queue = queues_[group];
+  size_t& head = queue_head_[group];
+  if (group_free_lanes_[group] == 0 || head >= queue.size()) return -1;
+  const int tb = queue[head++];
+  if (head == queue.size()) {
+    queue.clear();
+    head = 0;
+  }
+  return tb;
 }
 
 std::vector<LinkUsage> Network::usage(double time_us) const {

@@ -23,7 +23,9 @@ struct Route {
   double beta_us_per_byte = 0.0;
 };
 
-/// Lanes, routes and their reservations.
+/// Lanes, routes, who holds each lane and who waits for it. A transfer starts only when every
+/// group on its route has a free lane; otherwise it queues (first come, first served) at the
+/// first group that has none, and is retried when a lane of that group is released.
 class Network {
  public:
   explicit Network(const Topology& topology);
@@ -33,10 +35,18 @@ class Network {
   int route(int src, int dst);
   const std::vector<Route>& routes() const { return routes_; }
 
-  /// Reserves the earliest-free lane of every group on `route` from max(ready, lanes free) for
-  /// `cost` us on behalf of step instance `instance`; returns the start time. `blocker` gets the
-  /// instance that held the lane which delayed the start, or -1.
-  double reserve(int route, double ready, double cost, int64_t instance, int64_t* blocker);
+  /// Takes a free lane of every group on `route` for a transfer of `cost` us by step instance
+  /// `instance` and appends the lanes to `held`; returns false (taking nothing) when some group
+  /// has no free lane, with that group in `blocked_group`.
+  bool acquire(int route, double cost, int64_t instance, std::vector<int>* held,
+               int* blocked_group);
+  /// Frees the lanes in `held` and clears it; the groups that got a free lane are appended to
+  /// `freed_groups`.
+  void release(std::vector<int>* held, std::vector<int>* freed_groups);
+  /// Queues threadblock `tb` at `group`.
+  void enqueue(int group, int tb) { queues_[group].push_back(tb); }
+  /// Next threadblock waiting at `group` while the group has a free lane, or -1.
+  int pop_waiter(int group);
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
   std::vector<LinkUsage> usage(double time_us) const;
@@ -49,13 +59,16 @@ class Network {
   std::vector<std::vector<Connection>> adjacency_;  // per src, sorted by dst
   std::vector<int> group_first_lane_;
   std::vector<int> group_lanes_;
-  std::vector<double> lane_free_;
+  std::vector<int> group_free_lanes_;
+  std::vector<int> lane_group_;
+  std::vector<int64_t> lane_holder_;  // step instance holding the lane, or -1
   std::vector<double> lane_busy_;
-  std::vector<int64_t> lane_last_;
+  // FIFO of waiting threadblocks per group: entries from queue_head_ on are live.
+  std::vector<std::vector<int>> queues_;
+  std::vector<size_t> queue_head_;
   std::vector<std::vector<int>> switch_egress_group_;  // [switch][rank] -> group, ingress = +1
   std::vector<Route> routes_;
   std::map<std::pair<int, int>, int> route_index_;  // setup only, never in the event loop
-  std::vector<int> chosen_;
 };
 
 }  // namespace ccsynth::sim

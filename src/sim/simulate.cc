@@ -105,6 +105,12 @@ struct TbState {
   int64_t base = 0;  // id of instance 0 in the instance records
   bool busy = false;
   bool waiting_dep = false;
+  // A send waiting for lanes: when it became ready, when its local work ends, its cost.
+  double pending_begin = 0.0;
+  double pending_memory_end = 0.0;
+  double pending_cost = 0.0;
+  int64_t pending_pred = -1;
+  std::vector<int> held;  // lanes held by the running transfer
 };
 
 // A FIFO connection from a sending to a receiving threadblock (one (peer, channel) pair).
@@ -370,24 +376,43 @@ class Simulator {
 
   void start(int tb, const SimStep& step, double now, int64_t pred) {
     TbState& state = tbs_[tb];
-    const int64_t id = state.base + state.progress;
     const double bytes = step.count * slice_bytes_;
-    double begin = now;
-    double end = now + step.memory_factor * bytes * memory_us_per_byte_;
-    if (step.flags & kSendFlag) {
-      Conn& conn = conns_[state.send_conn];
-      // alpha + beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
-      const Route& route = network_.routes()[conn.route];
-      const double cost = route.alpha_us * params_.alpha_factor +
-                          route.beta_us_per_byte * params_.beta_factor * bytes;
-      int64_t blocker = -1;
-      const double transfer_start = network_.reserve(conn.route, end, cost, id, &blocker);
-      if (transfer_start > end && blocker >= 0) pred = blocker;
-      end = transfer_start + cost;
-      ++conn.sent;
-    }
-    if (record_) records_[id] = Record{begin, end, pred};
+    const double memory_end = now + step.memory_factor * bytes * memory_us_per_byte_;
     state.busy = true;
+    if (!(step.flags & kSendFlag)) {
+      finish_at(tb, now, memory_end, pred);
+      return;
+    }
+    // alpha + beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
+    const Route& route = network_.routes()[conns_[state.send_conn].route];
+    state.pending_begin = now;
+    state.pending_memory_end = memory_end;
+    state.pending_cost = route.alpha_us * params_.alpha_factor +
+                         route.beta_us_per_byte * params_.beta_factor * bytes;
+    state.pending_pred = pred;
+    try_transfer(tb, now, pred);
+  }
+
+  // Starts the pending transfer of `tb` if its lanes are free, else queues it. The local work
+  // of a sending step (reduce, copy out of the FIFO) streams alongside the transfer, as NCCL's
+  // primitives do, so the step ends when both are done.
+  void try_transfer(int tb, double now, int64_t pred) {
+    TbState& state = tbs_[tb];
+    Conn& conn = conns_[state.send_conn];
+    const int64_t id = state.base + state.progress;
+    int blocked = -1;
+    if (!network_.acquire(conn.route, state.pending_cost, id, &state.held, &blocked)) {
+      network_.enqueue(blocked, tb);
+      return;
+    }
+    ++conn.sent;
+    const double end = std::max(state.pending_memory_end, now + state.pending_cost);
+    finish_at(tb, state.pending_begin, end, now > state.pending_begin ? pred : state.pending_pred);
+  }
+
+  void finish_at(int tb, double begin, double end, int64_t pred) {
+    const TbState& state = tbs_[tb];
+    if (record_) records_[state.base + state.progress] = Record{begin, end, pred};
     events_.push(Event{end, seq_++, tb});
   }
 
@@ -400,6 +425,14 @@ class Simulator {
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
+      network_.release(&state.held, &freed_groups_);
+      for (int group : freed_groups_) {
+        for (int waiter = network_.pop_waiter(group); waiter >= 0;
+             waiter = network_.pop_waiter(group)) {
+          try_transfer(waiter, now_, id);
+        }
+      }
+      freed_groups_.clear();
       Conn& conn = conns_[state.send_conn];
       ++conn.arrived;
       try_advance(conn.receiver, now_, id);
@@ -513,6 +546,7 @@ class Simulator {
   std::vector<Conn> conns_;
   std::vector<std::vector<int>> dep_waiters_;
   std::vector<int> waking_;
+  std::vector<int> freed_groups_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   int64_t seq_ = 0;
   double now_ = 0.0;
