@@ -1,0 +1,354 @@
+#include "ccsynth/sim/bounds.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <queue>
+#include <vector>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+
+namespace ccsynth::sim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What must cross into a set of ranks: one chunk for every chunk with a destination inside and
+// a source (or, when combining, some contribution) outside. A transfer into the set occupies a
+// lane of a link or switch ingress port entering it for at least alpha + beta * b.
+struct ChunkNeed {
+  std::vector<int> pre;
+  std::vector<int> post;
+};
+
+// Capacity resources of the topology, in bytes per microsecond, with their alpha.
+struct Resources {
+  struct Edge {
+    int src;
+    int dst;
+    double bytes_per_us;
+    double alpha_us;
+  };
+  struct Hub {
+    std::vector<int> ranks;
+    double bytes_per_us;  // one port
+    double alpha_us;
+  };
+  std::vector<Edge> links;
+  std::vector<Hub> switches;
+};
+
+Resources resources_of(const Topology& t, const BoundOptions& o) {
+  Resources r;
+  for (const Link& l : t.links) {
+    r.links.push_back({l.src, l.dst, l.lanes * kBytesPerMb / (l.beta_us_per_mb * o.beta_factor),
+                       l.alpha_us * o.alpha_factor});
+  }
+  for (const Switch& s : t.switches) {
+    r.switches.push_back({s.ranks, kBytesPerMb / (s.port_beta_us_per_mb * o.beta_factor),
+                          s.alpha_us * o.alpha_factor});
+  }
+  return r;
+}
+
+// Time to push `need` bytes into the set `inside` through the resources entering it: the lane
+// that finishes last was busy for alpha + beta * (its bytes), so T >= min alpha + need / capacity.
+double cut_time(const Resources& res, const std::vector<char>& inside, double need) {
+  if (need <= 0.0) return 0.0;
+  double capacity = 0.0;
+  double alpha = kInf;
+  for (const auto& e : res.links) {
+    if (!inside[e.src] && inside[e.dst]) {
+      capacity += e.bytes_per_us;
+      alpha = std::min(alpha, e.alpha_us);
+    }
+  }
+  for (const auto& h : res.switches) {
+    int in = 0;
+    for (int r : h.ranks) in += inside[r] ? 1 : 0;
+    const int ports = std::min<int>(in, static_cast<int>(h.ranks.size()) - in);
+    if (ports > 0) {
+      capacity += ports * h.bytes_per_us;
+      alpha = std::min(alpha, h.alpha_us);
+    }
+  }
+  if (capacity <= 0.0) return kInf;
+  return alpha + need / capacity;
+}
+
+double need_into(const std::vector<ChunkNeed>& chunks, const std::vector<char>& inside,
+                 double chunk_bytes) {
+  double need = 0.0;
+  for (const ChunkNeed& c : chunks) {
+    const bool dest_inside = std::any_of(c.post.begin(), c.post.end(), [&](int q) { return inside[q]; });
+    if (!dest_inside) continue;
+    const bool source_outside =
+        std::any_of(c.pre.begin(), c.pre.end(), [&](int p) { return !inside[p]; });
+    if (source_outside) need += chunk_bytes;
+  }
+  return need;
+}
+
+double cut_bound(const Resources& res, const std::vector<ChunkNeed>& chunks,
+                 const std::vector<char>& inside, double chunk_bytes) {
+  return cut_time(res, inside, need_into(chunks, inside, chunk_bytes));
+}
+
+// Max-flow (Dinic) on ranks plus one hub node per switch; used to find tight cuts on large
+// topologies. Returns the source side of a minimum s-t cut (ranks only).
+class MaxFlow {
+ public:
+  explicit MaxFlow(int nodes) : graph_(nodes), level_(nodes), next_(nodes) {}
+  void add(int u, int v, double cap) {
+    graph_[u].push_back({v, cap, static_cast<int>(graph_[v].size())});
+    graph_[v].push_back({u, 0.0, static_cast<int>(graph_[u].size()) - 1});
+  }
+  std::vector<char> min_cut_source_side(int s, int t, int ranks) {
+    while (bfs(s, t)) {
+      std::fill(next_.begin(), next_.end(), 0);
+      while (dfs(s, t, kInf) > 1e-12) {
+      }
+    }
+    std::vector<char> side(ranks, 0);
+    for (int v = 0; v < ranks; ++v) side[v] = level_[v] >= 0 ? 1 : 0;
+    return side;
+  }
+
+ private:
+  struct Arc {
+    int to;
+    double cap;
+    int rev;
+  };
+  bool bfs(int s, int t) {
+    std::fill(level_.begin(), level_.end(), -1);
+    std::deque<int> queue{s};
+    level_[s] = 0;
+    while (!queue.empty()) {
+      const int u = queue.front();
+      queue.pop_front();
+      for (const Arc& a : graph_[u]) {
+        if (a.cap > 1e-12 && level_[a.to] < 0) {
+          level_[a.to] = level_[u] + 1;
+          queue.push_back(a.to);
+        }
+      }
+    }
+    return level_[t] >= 0;
+  }
+  double dfs(int u, int t, double pushed) {
+    if (u == t) return pushed;
+    for (int& i = next_[u]; i < static_cast<int>(graph_[u].size()); ++i) {
+      Arc& a = graph_[u][i];
+      if (a.cap <= 1e-12 || level_[a.to] != level_[u] + 1) continue;
+      const double got = dfs(a.to, t, std::min(pushed, a.cap));
+      if (got > 1e-12) {
+        a.cap -= got;
+        graph_[a.to][a.rev].cap += got;
+        return got;
+      }
+    }
+    return 0.0;
+  }
+  std::vector<std::vector<Arc>> graph_;
+  std::vector<int> level_;
+  std::vector<int> next_;
+};
+
+MaxFlow flow_network(const Topology& t, const Resources& res) {
+  MaxFlow flow(t.num_ranks + static_cast<int>(res.switches.size()));
+  for (const auto& e : res.links) flow.add(e.src, e.dst, e.bytes_per_us);
+  for (size_t s = 0; s < res.switches.size(); ++s) {
+    const int hub = t.num_ranks + static_cast<int>(s);
+    for (int r : res.switches[s].ranks) {
+      flow.add(r, hub, res.switches[s].bytes_per_us);  // egress port
+      flow.add(hub, r, res.switches[s].bytes_per_us);  // ingress port
+    }
+  }
+  return flow;
+}
+
+// Candidate cuts for topologies too large to enumerate: node groups, contiguous halves and
+// minimum cuts between far-apart ranks.
+std::vector<std::vector<char>> candidate_cuts(const Topology& t, const Resources& res) {
+  const int n = t.num_ranks;
+  std::vector<std::vector<char>> cuts;
+  for (const auto& node : t.nodes) {
+    std::vector<char> in(n, 0);
+    for (int r : node) in[r] = 1;
+    cuts.push_back(in);
+  }
+  for (int offset : {0, n / 4}) {
+    std::vector<char> in(n, 0);
+    for (int i = 0; i < n / 2; ++i) in[(offset + i) % n] = 1;
+    cuts.push_back(in);
+  }
+  for (int s : {0, n / 4, n / 2, 3 * n / 4}) {
+    const std::vector<int> dist = t.hop_distances_from(s);
+    const int far = static_cast<int>(std::max_element(dist.begin(), dist.end()) - dist.begin());
+    if (far == s) continue;
+    for (auto [a, b] : {std::pair{s, far}, std::pair{far, s}}) {
+      MaxFlow flow = flow_network(t, res);
+      cuts.push_back(flow.min_cut_source_side(a, b, n));
+    }
+  }
+  // Every cut also counts in the other direction.
+  const size_t count = cuts.size();
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<char> complement(n);
+    for (int r = 0; r < n; ++r) complement[r] = cuts[i][r] ? 0 : 1;
+    cuts.push_back(complement);
+  }
+  return cuts;
+}
+
+// Shortest alpha distance between all pairs (Dijkstra; a switch is a hub reached for its alpha).
+std::vector<std::vector<double>> alpha_distances(const Topology& t, const Resources& res) {
+  const int n = t.num_ranks;
+  const int nodes = n + static_cast<int>(res.switches.size());
+  std::vector<std::vector<std::pair<int, double>>> adj(nodes);
+  for (const auto& e : res.links) adj[e.src].push_back({e.dst, e.alpha_us});
+  for (size_t s = 0; s < res.switches.size(); ++s) {
+    for (int r : res.switches[s].ranks) {
+      adj[r].push_back({n + static_cast<int>(s), res.switches[s].alpha_us});
+      adj[n + static_cast<int>(s)].push_back({r, 0.0});
+    }
+  }
+  std::vector<std::vector<double>> dist(n);
+  std::vector<double> d(nodes);
+  using Item = std::pair<double, int>;
+  for (int src = 0; src < n; ++src) {
+    std::fill(d.begin(), d.end(), kInf);
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> queue;
+    d[src] = 0.0;
+    queue.push({0.0, src});
+    while (!queue.empty()) {
+      const auto [du, u] = queue.top();
+      queue.pop();
+      if (du > d[u]) continue;
+      for (const auto& [v, w] : adj[u]) {
+        if (du + w < d[v]) {
+          d[v] = du + w;
+          queue.push({d[v], v});
+        }
+      }
+    }
+    dist[src].assign(d.begin(), d.begin() + n);
+  }
+  return dist;
+}
+
+// Latency bound: every destination of a chunk is at least the alpha distance away from its
+// source (from every contributor, when combining).
+double latency_bound(const Collective& c, const std::vector<std::vector<double>>& dist) {
+  double bound = 0.0;
+  for (const ChunkSpec& chunk : c.chunks) {
+    const std::vector<int> pre = c.pre_ranks(static_cast<int>(&chunk - c.chunks.data()));
+    for (const Slot& post : chunk.post) {
+      double need = c.combining ? 0.0 : kInf;
+      for (int p : pre) {
+        need = c.combining ? std::max(need, dist[p][post.rank]) : std::min(need, dist[p][post.rank]);
+      }
+      if (pre.empty()) need = 0.0;
+      bound = std::max(bound, need);
+    }
+  }
+  return bound;
+}
+
+// Total-traffic bound: every transfer occupies at least one link lane or switch ingress port.
+// A non-combining chunk needs one transfer per destination that lacks it; a combining chunk
+// whose contributors and destinations are the same set of k ranks needs 2(k-1) (one-way
+// gossip: every contribution must leave its rank before the first rank is complete, and every
+// other rank must then receive, as in the allreduce bound of Patarasuk and Yuan); otherwise
+// |contributors U destinations| - 1 (they must be connected).
+double total_traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources& res,
+                           bool combining, double chunk_bytes) {
+  double transfers = 0.0;
+  for (const ChunkNeed& c : chunks) {
+    if (!combining) {
+      for (int q : c.post) transfers += std::find(c.pre.begin(), c.pre.end(), q) == c.pre.end();
+      continue;
+    }
+    std::vector<int> all = c.pre;
+    all.insert(all.end(), c.post.begin(), c.post.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    const bool same = c.pre == c.post;
+    if (all.size() >= 2) transfers += same ? 2.0 * (all.size() - 1) : all.size() - 1.0;
+  }
+  if (transfers <= 0.0) return 0.0;
+  double capacity = 0.0;
+  double alpha = kInf;
+  for (const auto& e : res.links) {
+    capacity += e.bytes_per_us;
+    alpha = std::min(alpha, e.alpha_us);
+  }
+  for (const auto& h : res.switches) {
+    capacity += h.bytes_per_us * h.ranks.size();
+    alpha = std::min(alpha, h.alpha_us);
+  }
+  if (capacity <= 0.0) return kInf;
+  return alpha + transfers * chunk_bytes / capacity;
+}
+
+}  // namespace
+
+LowerBound lower_bound(const Topology& topology, const Collective& collective, int64_t bytes,
+                       const BoundOptions& options) {
+  if (topology.num_ranks != collective.num_ranks) {
+    throw UserError("", "collective",
+                    "collective has " + std::to_string(collective.num_ranks) +
+                        " ranks but topology '" + topology.name + "' has " +
+                        std::to_string(topology.num_ranks));
+  }
+  if (bytes < 0) throw UserError("", "size", "size must be >= 0");
+  const int n = topology.num_ranks;
+  const double chunk_bytes =
+      static_cast<double>(bytes) / std::max(1, collective.input_chunks);
+  const Resources res = resources_of(topology, options);
+
+  std::vector<ChunkNeed> chunks;
+  chunks.reserve(collective.chunks.size());
+  for (int c = 0; c < collective.num_chunks(); ++c) {
+    chunks.push_back({collective.pre_ranks(c), collective.post_ranks(c)});
+  }
+
+  LowerBound out;
+  const auto dist = alpha_distances(topology, res);
+  out.latency_us = latency_bound(collective, dist);
+  if (!std::isfinite(out.latency_us)) {
+    throw UserError("", "topology", "some destination is unreachable in '" + topology.name + "'");
+  }
+
+  // Per-rank ingress ({r}) and egress (everything but r) are the cuts around one rank.
+  std::vector<char> inside(n, 0);
+  for (int r = 0; r < n; ++r) {
+    std::fill(inside.begin(), inside.end(), 0);
+    inside[r] = 1;
+    out.ingress_egress_us = std::max(out.ingress_egress_us, cut_bound(res, chunks, inside, chunk_bytes));
+    std::fill(inside.begin(), inside.end(), 1);
+    inside[r] = 0;
+    out.ingress_egress_us = std::max(out.ingress_egress_us, cut_bound(res, chunks, inside, chunk_bytes));
+  }
+
+  if (n <= options.exact_cut_max_ranks) {
+    for (uint32_t mask = 1; mask + 1 < (1u << n); ++mask) {
+      for (int r = 0; r < n; ++r) inside[r] = (mask >> r) & 1u;
+      out.cut_us = std::max(out.cut_us, cut_bound(res, chunks, inside, chunk_bytes));
+    }
+  } else {
+    for (const auto& cut : candidate_cuts(topology, res)) {
+      out.cut_us = std::max(out.cut_us, cut_bound(res, chunks, cut, chunk_bytes));
+    }
+  }
+  out.total_traffic_us = total_traffic_bound(chunks, res, collective.combining, chunk_bytes);
+  out.bandwidth_us = std::max({out.ingress_egress_us, out.cut_us, out.total_traffic_us});
+  out.lower_bound_us = std::max(out.latency_us, out.bandwidth_us);
+  return out;
+}
+
+}  // namespace ccsynth::sim

@@ -1,0 +1,161 @@
+#include "ccsynth/sim/bounds.h"
+
+#include <gtest/gtest.h>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "ccsynth/sim/simulate.h"
+#include "sim_test_util.h"
+
+namespace ccsynth::sim {
+namespace {
+
+using testing::ring_topology;
+
+TEST(Bounds, RingAllgatherGoldenValues) {
+  // Bidirectional ring: each rank must receive (n-1) chunks through 2 links.
+  const double alpha = 0.7, beta = 46.0;
+  const int n = 8;
+  const int64_t bytes = 1 << 20;
+  const LowerBound b =
+      lower_bound(ring_topology(n, alpha, beta), make_collective(CollectiveKind::kAllGather, n),
+                  bytes);
+  EXPECT_DOUBLE_EQ(b.latency_us, 4 * alpha);  // the opposite rank is 4 hops away
+  EXPECT_NEAR(b.ingress_egress_us, alpha + (n - 1) * beta / 2.0, 1e-9);
+  // The exact cut bound includes the single-rank cuts; half the ring (4 chunks through 2
+  // links, alpha + 2 beta) is weaker.
+  EXPECT_NEAR(b.cut_us, alpha + 3.5 * beta, 1e-9);
+  EXPECT_NEAR(b.lower_bound_us, alpha + 3.5 * beta, 1e-9);
+}
+
+TEST(Bounds, UnidirectionalRingAllreduceIsTight) {
+  // Total traffic 2(n-1) transfers per chunk over n links: 2(n-1)/n L beta, which ring
+  // allreduce attains up to latency.
+  const double alpha = 0.0, beta = 10.0;
+  const int n = 6;
+  const int64_t bytes = int64_t{n} << 20;
+  const Topology topo = ring_topology(n, alpha, beta, /*bidirectional=*/false);
+  const LowerBound b = lower_bound(topo, make_collective(CollectiveKind::kAllReduce, n), bytes);
+  EXPECT_NEAR(b.total_traffic_us, 2.0 * (n - 1) * beta, 1e-9);
+  SimOptions o;
+  o.pipelining = false;
+  o.memory_bandwidth_gbps = 0.0;
+  const SimResult r = simulate(testing::ring_allreduce(n), topo, bytes, o);
+  EXPECT_NEAR(r.time_us, b.lower_bound_us, 1e-9);
+}
+
+TEST(Bounds, AlltoallCutAcrossBisection) {
+  // 8 ranks, two 4-rank switches joined by one link each way: 16 chunks must cross each way.
+  Topology t;
+  t.name = "two-switches";
+  t.num_ranks = 8;
+  t.nodes = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  t.switches = {Switch{"a", {0, 1, 2, 3}, 1.0, 1.0, "switch"},
+                Switch{"b", {4, 5, 6, 7}, 1.0, 1.0, "switch"}};
+  t.links = {Link{0, 4, 1, 5.0, 100.0, "ib"}, Link{4, 0, 1, 5.0, 100.0, "ib"}};
+  const int64_t bytes = 8 << 20;  // 8 chunks of 1 MiB per rank
+  const LowerBound b = lower_bound(t, make_collective(CollectiveKind::kAllToAll, 8), bytes);
+  EXPECT_NEAR(b.cut_us, 5.0 + 16 * 100.0, 1e-9);
+  EXPECT_NEAR(b.lower_bound_us, 5.0 + 16 * 100.0, 1e-9);
+  // The candidate cuts of large topologies find the same cut here (node groups).
+  BoundOptions o;
+  o.exact_cut_max_ranks = 0;
+  EXPECT_NEAR(lower_bound(t, make_collective(CollectiveKind::kAllToAll, 8), bytes, o).cut_us,
+              b.cut_us, 1e-9);
+}
+
+TEST(Bounds, CandidateCutsMatchExactOnRings) {
+  for (int n : {6, 10, 12}) {
+    const Topology topo = ring_topology(n, 1.0, 10.0);
+    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                CollectiveKind::kAllToAll}) {
+      const Collective c = make_collective(kind, n);
+      const LowerBound exact = lower_bound(topo, c, 1 << 20);
+      BoundOptions o;
+      o.exact_cut_max_ranks = 0;
+      const LowerBound approx = lower_bound(topo, c, 1 << 20, o);
+      EXPECT_LE(approx.cut_us, exact.cut_us + 1e-9);
+      EXPECT_NEAR(approx.cut_us, exact.cut_us, 1e-9) << n << " " << to_string(kind);
+    }
+  }
+}
+
+TEST(Bounds, ProtocolFactorsScale) {
+  const Topology topo = ring_topology(4, 2.0, 10.0);
+  const Collective c = make_collective(CollectiveKind::kAllGather, 4);
+  BoundOptions o;
+  o.alpha_factor = 0.5;
+  o.beta_factor = 2.0;
+  const LowerBound plain = lower_bound(topo, c, 1 << 20);
+  const LowerBound scaled = lower_bound(topo, c, 1 << 20, o);
+  EXPECT_NEAR(scaled.latency_us, plain.latency_us * 0.5, 1e-12);
+  EXPECT_NEAR(scaled.ingress_egress_us, 1.0 + 3 * 20.0 / 2.0, 1e-9);
+}
+
+TEST(Bounds, RejectsRankMismatch) {
+  EXPECT_THROW(lower_bound(ring_topology(4, 1.0, 1.0),
+                           make_collective(CollectiveKind::kAllGather, 5), 1024),
+               UserError);
+}
+
+// Property: no simulated time is below the bound, over programs x topologies x sizes x options.
+struct Case {
+  std::string name;
+  Program program;
+  Topology topology;
+  Collective collective;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (int n : {2, 3, 4, 7, 8, 16}) {
+    const Collective ag = make_collective(CollectiveKind::kAllGather, n);
+    const Collective ar = make_collective(CollectiveKind::kAllReduce, n);
+    out.push_back({"ring-ag-bi", testing::ring_allgather(n), ring_topology(n, 0.7, 46.0), ag});
+    out.push_back({"ring-ag-uni", testing::ring_allgather(n, 3),
+                   ring_topology(n, 1.3, 20.0, false), ag});
+    out.push_back({"ring-ag-lanes", testing::ring_allgather(n, 4),
+                   ring_topology(n, 0.5, 30.0, false, 4), ag});
+    out.push_back({"direct-ag-ring", testing::direct_allgather(n), ring_topology(n, 0.7, 46.0), ag});
+    out.push_back({"direct-ag-switch", testing::direct_allgather(n),
+                   testing::switch_topology(n, 2.0, 8.0), ag});
+    out.push_back({"ring-ag-switch", testing::ring_allgather(n, 2),
+                   testing::switch_topology(n, 2.0, 8.0), ag});
+    out.push_back({"ring-ar-uni", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0, false), ar});
+    out.push_back({"ring-ar-bi", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0), ar});
+    out.push_back({"ring-ar-switch", testing::ring_allreduce(n),
+                   testing::switch_topology(n, 1.0, 5.0), ar});
+  }
+  return out;
+}
+
+TEST(Bounds, SimulationNeverBeatsTheBound) {
+  int checked = 0;
+  for (const Case& c : cases()) {
+    for (int64_t bytes : {int64_t{0}, int64_t{1024}, int64_t{100000}, int64_t{1} << 20,
+                          int64_t{48} << 20}) {
+      for (Protocol protocol : {Protocol::kSimple, Protocol::kLL, Protocol::kLL128}) {
+        for (bool pipelining : {false, true}) {
+          Program program = c.program;
+          program.protocol = protocol;
+          SimOptions o;
+          o.pipelining = pipelining;
+          const ProtocolParams& pp = o.params(protocol);
+          BoundOptions bo;
+          bo.alpha_factor = pp.alpha_factor;
+          bo.beta_factor = pp.beta_factor;
+          const SimResult r = simulate(program, c.topology, bytes, o);
+          const LowerBound b = lower_bound(c.topology, c.collective, bytes, bo);
+          EXPECT_GE(r.time_us, b.lower_bound_us * (1 - 1e-12))
+              << c.name << " n=" << c.topology.num_ranks << " bytes=" << bytes << " "
+              << to_string(protocol) << " pipelining=" << pipelining;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 6 * 9 * 5 * 3 * 2);
+}
+
+}  // namespace
+}  // namespace ccsynth::sim
