@@ -109,23 +109,53 @@ Topology read_topology_file(const std::string& path) {
   return topology_from_json(read_json_file(path), path);
 }
 
+namespace {
+
+// {"k": v, ...} on one line, keys in the given order (the order formats/ccsynth-json.md uses).
+std::string inline_object(const Json& object, const std::vector<const char*>& keys) {
+  std::string out = "{";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    out += (i ? ", \"" : "\"") + std::string(keys[i]) + "\": " + object[keys[i]].dump(-1, ' ');
+  }
+  return out + "}";
+}
+
+std::string inline_array(const Json& array) {
+  std::string out = "[";
+  for (size_t i = 0; i < array.size(); ++i) out += (i ? ", " : "") + array[i].dump();
+  return out + "]";
+}
+
+}  // namespace
+
 std::string write_topology_json(const Topology& t) {
   const Json doc = topology_to_json(t);
   std::string out = "{\n";
   for (const char* key : {"format", "version", "name", "ranks"}) {
     out += "  \"" + std::string(key) + "\": " + doc[key].dump() + ",\n";
   }
-  auto list = [&out](const char* key, const Json& items, bool last) {
+  auto list = [&out](const char* key, const std::vector<std::string>& items, bool last) {
     out += "  \"" + std::string(key) + "\": [";
-    for (size_t i = 0; i < items.size(); ++i) {
-      out += (i ? ",\n    " : "\n    ") + items[i].dump(-1, ' ', false);
-    }
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? ",\n    " : "\n    ") + items[i];
     out += items.empty() ? "]" : "\n  ]";
     out += last ? "\n" : ",\n";
   };
-  list("nodes", doc["nodes"], false);
-  list("links", doc["links"], false);
-  list("switches", doc["switches"], true);
+  std::vector<std::string> items;
+  for (const Json& node : doc["nodes"]) items.push_back(inline_array(node));
+  list("nodes", items, false);
+  items.clear();
+  for (const Json& link : doc["links"]) {
+    items.push_back(
+        inline_object(link, {"src", "dst", "lanes", "alpha_us", "beta_us_per_mb", "kind"}));
+  }
+  list("links", items, false);
+  items.clear();
+  for (const Json& sw : doc["switches"]) {
+    std::string line = inline_object(sw, {"name", "kind", "alpha_us", "port_beta_us_per_mb"});
+    line.pop_back();
+    items.push_back(line + ", \"ranks\": " + inline_array(sw["ranks"]) + "}");
+  }
+  list("switches", items, true);
   return out + "}\n";
 }
 

@@ -1,0 +1,169 @@
+// Topology JSON (formats/ccsynth-json.md): round trips of every built-in and each validation
+// error naming file, field and reason.
+
+#include "ccsynth/formats/topology_json.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/topologies/library.h"
+
+namespace ccsynth::formats {
+namespace {
+
+const std::vector<std::string> kBuiltins = {
+    "dgx1",        "ndv2",          "dgx2",          "ndv4",         "dgxh100",
+    "amdz52",      "dgx1x2",        "ndv2x4",        "dgx2x2",       "ndv4x2",
+    "dgxh100x2",   "ring:8",        "uring:5",       "line:4",       "fc:5",
+    "switch:6",    "mesh2d:3x4",    "torus2d:4x4",   "mesh3d:2x2x3", "torus3d:3x3x3",
+    "hypercube:4", "dragonfly:4x3", "rfs:2x4x4",     "mesh2d:4x4@alpha=0.25,gbps=12.5/100,lanes=3",
+    "rfs:8x8x8@gbps=200/100/50"};
+
+class RoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RoundTrip, JsonAndTextGiveTheSameTopology) {
+  const Topology t = topologies::make_builtin(GetParam());
+  const Json doc = topology_to_json(t);
+  EXPECT_EQ(doc["format"], "ccsynth-topology");
+  EXPECT_EQ(doc["version"], 1);
+  EXPECT_EQ(topology_from_json(doc, "mem.json"), t);
+  EXPECT_EQ(topology_from_json(parse_json(write_topology_json(t), "t.json"), "t.json"), t);
+  EXPECT_EQ(topology_from_json(parse_json(dump_json(doc), "t.json"), "t.json"), t);
+}
+
+INSTANTIATE_TEST_SUITE_P(Builtins, RoundTrip, ::testing::ValuesIn(kBuiltins),
+                         [](const auto& info) {
+                           std::string s;
+                           for (char c : info.param) s += std::isalnum(c) ? c : '_';
+                           return s;
+                         });
+
+Json two_ranks() {
+  return parse_json(R"({"format": "ccsynth-topology", "version": 1, "name": "pair", "ranks": 2,
+    "nodes": [[0, 1]],
+    "links": [{"src": 0, "dst": 1, "lanes": 2, "alpha_us": 0.7, "beta_us_per_mb": 46.0, "kind": "nvlink"},
+              {"src": 1, "dst": 0, "alpha_us": 0.7, "beta_us_per_mb": 46.0}],
+    "switches": [], "extra": {"anything": true}})",
+                    "pair.json");
+}
+
+TEST(TopologyJson, ReadsFieldsAndDefaults) {
+  Json doc = two_ranks();
+  doc.erase("nodes");
+  doc.erase("switches");
+  const Topology t = topology_from_json(doc, "pair.json");
+  EXPECT_EQ(t.name, "pair");
+  EXPECT_EQ(t.num_ranks, 2);
+  EXPECT_EQ(t.nodes, (std::vector<std::vector<int>>{{0, 1}}));
+  ASSERT_EQ(t.links.size(), 2u);
+  EXPECT_EQ(t.links[0].lanes, 2);
+  EXPECT_EQ(t.links[0].kind, "nvlink");
+  EXPECT_EQ(t.links[1].lanes, 1);
+  EXPECT_EQ(t.links[1].kind, "generic");
+  EXPECT_DOUBLE_EQ(t.links[1].beta_us_per_mb, 46.0);
+}
+
+struct ErrorCase {
+  std::string label;
+  std::function<void(Json&)> edit;
+  std::string field;
+  std::string reason_part;
+};
+
+class Errors : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(Errors, NameFileFieldAndReason) {
+  const ErrorCase& c = GetParam();
+  Json doc = two_ranks();
+  c.edit(doc);
+  try {
+    topology_from_json(doc, "bad.json");
+    FAIL() << "no error for " << c.label;
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_EQ(e.field(), c.field);
+    EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Errors,
+    ::testing::Values(
+        ErrorCase{"unknown_rank", [](Json& d) { d["links"][1]["dst"] = 5; }, "links[1].dst",
+                  "unknown rank 5"},
+        ErrorCase{"zero_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = 0; },
+                  "links[0]", "bandwidth must be positive"},
+        ErrorCase{"negative_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = -3.0; },
+                  "links[0]", "bandwidth must be positive"},
+        ErrorCase{"duplicate_link",
+                  [](Json& d) { d["links"].push_back(d["links"][0]); }, "links[2]",
+                  "duplicate link 0 -> 1"},
+        ErrorCase{"unreachable",
+                  [](Json& d) {
+                    d["ranks"] = 3;
+                    d["nodes"] = Json::parse("[[0, 1, 2]]");
+                  },
+                  "links", "rank 2 is unreachable"},
+        ErrorCase{"zero_lanes", [](Json& d) { d["links"][0]["lanes"] = 0; }, "links[0].lanes",
+                  "must be >= 1"},
+        ErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]",
+                  "itself"},
+        ErrorCase{"switch_unknown_rank",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, 7], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
+                  },
+                  "switches[0].ranks", "unknown rank 7"},
+        ErrorCase{"switch_rank_not_int",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
+                  },
+                  "switches[0].ranks", "not an integer rank"},
+        ErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
+                  "nodes[0]", "unknown rank 2"},
+        ErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
+                  "links[0].alpha_us", "missing"},
+        ErrorCase{"wrong_type", [](Json& d) { d["ranks"] = "two"; }, "ranks", "integer"},
+        ErrorCase{"unknown_key", [](Json& d) { d["link"] = 1; }, "link", "unknown key"},
+        ErrorCase{"unknown_link_key", [](Json& d) { d["links"][0]["bw"] = 1; }, "links[0].bw",
+                  "unknown key"},
+        ErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-algorithm"; }, "format",
+                  "ccsynth-topology"},
+        ErrorCase{"future_version", [](Json& d) { d["version"] = 2; }, "version",
+                  "not supported"}),
+    [](const auto& info) { return info.param.label; });
+
+TEST(TopologyJson, ReadsFilesAndNamesMissingOnes) {
+  const std::string path = ::testing::TempDir() + "/h1_dgx1.json";
+  const Topology dgx1 = topologies::make_builtin("dgx1");
+  {
+    std::ofstream out(path);
+    out << write_topology_json(dgx1);
+  }
+  EXPECT_EQ(read_topology_file(path), dgx1);
+  EXPECT_EQ(topologies::resolve_topology(path), dgx1);
+  std::remove(path.c_str());
+  try {
+    topologies::resolve_topology(path);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.file(), path);
+  }
+  EXPECT_EQ(topologies::resolve_topology("ring:4").name, "ring:4");
+}
+
+TEST(TopologyJson, ShippedExamplesAreValid) {
+  for (const char* name : {"dgx1.json", "ndv2x2.json", "dgx2x2.json", "custom_4gpu.json"}) {
+    const std::string path = std::string(CCSYNTH_SOURCE_DIR) + "/examples/topologies/" + name;
+    EXPECT_NO_THROW(read_topology_file(path)) << path;
+  }
+  EXPECT_EQ(read_topology_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/topologies/dgx1.json"),
+            topologies::make_builtin("dgx1"));
+}
+
+}  // namespace
+}  // namespace ccsynth::formats
