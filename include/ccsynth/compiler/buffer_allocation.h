@@ -1,0 +1,62 @@
+#pragma once
+// Buffer allocation (TACCL sec. 6.2, MSCCLang sec. 3.1): where each rank keeps its value of each
+// logical chunk over time. A value starts at its input slot (core input_location), a rank that
+// must end with the chunk keeps every newer value at its output slot (core output_location),
+// other ranks (relays, partial reductions) keep it in scratch. A write that would clobber a
+// still-needed value of another chunk (in-place aliasing) goes to fresh scratch instead, and a
+// final copy moves it home at the end.
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "ccsynth/compiler/lowered.h"
+#include "ccsynth/core/algorithm.h"
+
+namespace ccsynth::compiler {
+
+/// A local copy needed after the last step to put a chunk into an output slot.
+struct FinalCopy {
+  int rank = 0;
+  int chunk = 0;
+  BufferRef src;
+  BufferRef dst;
+};
+
+/// Tracks the location of every (rank, chunk) value while instruction generation walks the
+/// ops in order. `key` arguments are the OrderKey of the access, used for liveness.
+class BufferAllocator {
+ public:
+  BufferAllocator(const Algorithm& algorithm, bool inplace);
+
+  /// Where `rank` currently keeps `chunk`, or nullopt if it holds no value.
+  std::optional<BufferRef> location(int rank, int chunk) const;
+  /// Chooses the location of a new value of `chunk` written at `rank` by the access at `key`
+  /// and records it as the chunk's current location.
+  BufferRef place_write(int rank, int chunk, const OrderKey& key);
+  /// Copies that put every post value in its output slot(s), in an order that never
+  /// overwrites the source of a later copy.
+  std::vector<FinalCopy> final_copies() const;
+  /// Scratch chunks allocated so far for `rank`.
+  int scratch_chunks(int rank) const { return scratch_[rank]; }
+  /// Output locations (all buffers) holding some post slot of `rank`.
+  bool is_post_location(int rank, BufferRef ref) const;
+
+ private:
+  static int64_t key_of(int rank, int chunk, int num_chunks);
+  int64_t slot_key(int rank, BufferRef ref) const;
+  bool live(int rank, int chunk, const OrderKey& key) const;
+  BufferRef fresh_scratch(int rank) { return {Buffer::kScratch, scratch_[rank]++}; }
+
+  const Collective& collective_;
+  bool inplace_;
+  std::unordered_map<int64_t, BufferRef> location_;      // (rank, chunk) -> current location
+  std::unordered_map<int64_t, BufferRef> scratch_of_;    // (rank, chunk) -> its scratch slot
+  std::unordered_map<int64_t, int> holder_;              // (rank, slot) -> chunk held there
+  std::unordered_map<int64_t, OrderKey> last_read_;      // (rank, chunk) -> last read key
+  std::unordered_map<int64_t, std::vector<Slot>> post_;  // (rank, chunk) -> post slots
+  std::unordered_map<int64_t, bool> post_location_;      // (rank, slot) -> some post slot
+  std::vector<int> scratch_;
+};
+
+}  // namespace ccsynth::compiler

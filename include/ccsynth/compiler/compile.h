@@ -1,0 +1,40 @@
+#pragma once
+// The compiler: Algorithm -> Program (DESIGN.md sec. 1). The pipeline is one readable list of
+// passes in compile.cc (docs/compiler.md maps each pass to MSCCLang sec. 4-5 and TACCL 6.2):
+// buffer allocation + instruction generation, aggregation, channel assignment, connection
+// pairing, fusion, threadblock assignment, dependency insertion, instances, limit checks.
+// Programs are deadlock-free by construction: every threadblock runs its steps, and every
+// connection carries its sends and receives, in one global order of the instructions
+// (by algorithm step, then sends before receives, then op order).
+
+#include <cstdint>
+#include <string>
+
+#include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/program.h"
+
+namespace ccsynth::compiler {
+
+/// Options of compile(). Limits default to the executor runtime (msccl-xml.md "Limits").
+struct CompileOptions {
+  std::string name;                 // program name; "" = the algorithm's name
+  int instances = 1;                // TACCL 6.2 instances: each chunk split in N subchunks
+  Protocol protocol = Protocol::kSimple;
+  bool inplace = false;             // NCCL in-place buffers (core/program.h input_location)
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;            // 0 = unlimited
+  int max_channels = 32;
+  int max_steps_per_threadblock = 64;   // executor build default; classic allows 256
+  int max_threadblocks_per_rank = 1024; // executor; classic allows 216
+  int max_count = 71;               // largest cnt of one step
+  bool aggregate = true;            // merge contiguous same-step transfers (MSCCLang 5.1)
+  bool fuse = true;                 // rcs / rrcs / rrs fusion (MSCCLang 4.3)
+};
+
+/// Compiles `algorithm` into a Program. The algorithm is assumed correct
+/// (verify::verify_algorithm); structurally impossible input (ranks/chunks out of range, a
+/// rank reading a chunk it does not hold) and programs that cannot fit the limits throw
+/// UserError.
+Program compile(const Algorithm& algorithm, const CompileOptions& options = {});
+
+}  // namespace ccsynth::compiler

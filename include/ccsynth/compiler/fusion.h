@@ -1,0 +1,34 @@
+#pragma once
+// Instruction fusion (MSCCLang sec. 4.3): a receive (`r` / `rrc`) whose written chunks are next
+// read by a send of exactly those chunks becomes one `rcs` / `rrcs`; when nothing else ever
+// reads the received value (and it is not an output), `rrc` + `s` becomes `rrs`, which writes
+// nothing locally. The fused instruction runs at the receive's place in the global order; a
+// fusion is skipped when it would reorder the sends of the send connection (FIFO matching).
+
+#include <vector>
+
+#include "ccsynth/compiler/lowered.h"
+
+namespace ccsynth::compiler {
+
+/// A receive and the send that forwards exactly what it wrote, on the same rank.
+struct FusionCandidate {
+  int receive = -1;          // instruction index of the r / rrc
+  int send = -1;             // instruction index of the s
+  bool result_unused = false;  // no other reader and not an output: rrs allowed
+};
+
+/// Finds candidates after channel assignment (at most one send per receive: the earliest).
+std::vector<FusionCandidate> find_fusion_candidates(const Lowered& lowered);
+
+/// Connections of threadblocks: for each rank, the (send peer, recv peer, channel) tuples.
+struct ConnectionPlan {
+  std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, instructions empty
+};
+
+/// Fuses the candidates whose receive and send connections share a threadblock in `plan`.
+/// Returns the number of fused pairs.
+int fuse_instructions(Lowered& lowered, const std::vector<FusionCandidate>& candidates,
+                      const ConnectionPlan& plan);
+
+}  // namespace ccsynth::compiler

@@ -1,0 +1,18 @@
+#pragma once
+// Instruction generation (MSCCLang sec. 4.2, TACCL sec. 6.2): walks the ops in the global order
+// (step, sends before receives, op index), allocates buffers (buffer_allocation.h) and expands
+// each op into instructions: a remote copy into `s` at the source and `r` at the destination,
+// a remote reduce into `s` and `rrc` (dst = received + local value). An op whose chunks are not
+// contiguous in some buffer is split into contiguous pieces. Final local `cpy`s put values into
+// output slots they did not arrive in.
+
+#include "ccsynth/compiler/lowered.h"
+#include "ccsynth/core/algorithm.h"
+
+namespace ccsynth::compiler {
+
+/// Lowers `algorithm` to instructions. Throws UserError for ops outside the collective
+/// (ranks, chunks, counts, steps) and for reads of chunks a rank does not hold.
+Lowered generate_instructions(const Algorithm& algorithm, bool inplace);
+
+}  // namespace ccsynth::compiler

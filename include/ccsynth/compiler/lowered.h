@@ -1,0 +1,78 @@
+#pragma once
+// The compiler's intermediate form between the Algorithm and the Program: MSCCLang's
+// Instruction DAG (sec. 4.2) kept as a flat list. Every instruction belongs to one rank and has
+// a global order key; every remote op becomes a Transfer linking a sending and a receiving
+// instruction. Passes rewrite this list; dependency insertion turns it into a Program.
+
+#include <tuple>
+#include <vector>
+
+#include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/program.h"
+
+namespace ccsynth::compiler {
+
+/// Position in the global topological order: algorithm step, phase (0 = sends and local reads,
+/// 1 = receives), then op index and piece. Sends of a step precede its receives, so a send
+/// always reads the value held at the start of the step (core/algorithm.h semantics).
+struct OrderKey {
+  int step = 0;
+  int phase = 0;
+  int op = 0;
+  int piece = 0;
+
+  auto operator<=>(const OrderKey&) const = default;
+};
+
+/// One instruction on one rank (an MSCCL-IR step before threadblock assignment).
+struct Instruction {
+  int rank = 0;
+  StepType type = StepType::kNop;
+  BufferRef src{Buffer::kInput, -1};   // read operand (send source, local reduce operand)
+  BufferRef dst{Buffer::kOutput, -1};  // written location
+  int count = 1;
+  OrderKey key;
+  int send_transfer = -1;  // transfer this instruction sends, or -1
+  int recv_transfer = -1;  // transfer this instruction receives, or -1
+  bool removed = false;    // merged away by aggregation or fusion
+  int threadblock = -1;    // assigned by threadblock assignment
+};
+
+/// One remote transfer: `sender` sends, `receiver` receives (indices into instructions).
+struct Transfer {
+  int src_rank = 0;
+  int dst_rank = 0;
+  int sender = -1;
+  int receiver = -1;
+  int channel = -1;       // hint from the algorithm until channel assignment
+  int count = 1;
+  bool removed = false;
+};
+
+/// A threadblock being built: its connections and its instructions in key order.
+struct PlannedThreadblock {
+  int send_peer = -1;
+  int recv_peer = -1;
+  int channel = 0;
+  std::vector<int> instructions;
+};
+
+/// The whole lowered program.
+struct Lowered {
+  Collective collective;
+  bool inplace = false;
+  std::vector<int> scratch_chunks;       // per rank
+  std::vector<Instruction> instructions;
+  std::vector<Transfer> transfers;
+  std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, after assignment
+
+  /// Instructions of `rank` that are not removed, sorted by key.
+  std::vector<int> rank_order(int rank) const;
+};
+
+/// Reads of an instruction as (buffer ref, count) ranges; empty for nop/recv-only.
+bool reads_src(StepType type);
+/// Whether the instruction writes its dst locally (r, rcs, rrc, rrcs, cpy, re).
+bool writes_dst(StepType type);
+
+}  // namespace ccsynth::compiler

@@ -1,0 +1,25 @@
+#pragma once
+// Threadblock assignment (MSCCLang sec. 5.2, TACCL sec. 6.2): a threadblock has at most one
+// send connection and one receive connection, both on its channel, and every connection
+// (peer, channel, direction) lives in exactly one threadblock. A receive connection is paired
+// with the send connection that forwards most of its chunks (so fusion can apply, as in a
+// ring); local copies run on one local threadblock per rank. Every threadblock runs its
+// instructions in the global order, which makes the program deadlock-free.
+
+#include "ccsynth/compiler/fusion.h"
+#include "ccsynth/compiler/lowered.h"
+
+namespace ccsynth::compiler {
+
+/// Plans the threadblocks (connections only) of every rank from the transfers' channels,
+/// pairing connections by fusion candidates; when a rank would exceed `max_threadblocks`,
+/// leftover same-channel send and receive connections are paired too. Throws UserError when
+/// it still does not fit.
+ConnectionPlan pair_connections(const Lowered& lowered,
+                                const std::vector<FusionCandidate>& candidates,
+                                int max_threadblocks);
+
+/// Places every instruction into its threadblock (Lowered::threadblocks), in key order.
+void assign_threadblocks(Lowered& lowered, const ConnectionPlan& plan);
+
+}  // namespace ccsynth::compiler

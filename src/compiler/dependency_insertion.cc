@@ -1,0 +1,168 @@
+#include "ccsynth/compiler/dependency_insertion.h"
+
+#include <algorithm>
+#include <map>
+
+#include "ccsynth/core/error.h"
+
+namespace ccsynth::compiler {
+
+namespace {
+
+struct SlotState {
+  int last_writer = -1;
+  std::vector<int> readers;  // since the last write
+};
+
+// Dependencies of every instruction of one rank (instruction ids, at most one per other
+// threadblock: its latest), from read/write sets walked in the global order.
+std::map<int, std::vector<int>> rank_dependencies(const Lowered& l, int rank) {
+  std::map<BufferRef, SlotState> slots;
+  std::map<int, std::vector<int>> deps;
+  for (int i : l.rank_order(rank)) {
+    const Instruction& in = l.instructions[i];
+    std::vector<int> found;
+    auto each = [&](BufferRef start, auto&& f) {
+      for (int j = 0; j < in.count; ++j) f(slots[{start.buffer, start.index + j}]);
+    };
+    const bool reads = reads_src(in.type);
+    const bool writes = writes_dst(in.type);
+    if (reads) {
+      each(in.src, [&](SlotState& s) {
+        if (s.last_writer >= 0) found.push_back(s.last_writer);  // read after write
+      });
+    }
+    if (in.type == StepType::kReduce) {
+      each(in.dst, [&](SlotState& s) {
+        if (s.last_writer >= 0) found.push_back(s.last_writer);
+      });
+    }
+    if (writes) {
+      each(in.dst, [&](SlotState& s) {
+        if (s.last_writer >= 0) found.push_back(s.last_writer);  // write after write
+        for (int r : s.readers) found.push_back(r);              // write after read
+      });
+    }
+    if (reads) each(in.src, [&](SlotState& s) { s.readers.push_back(i); });
+    if (writes) {
+      each(in.dst, [&](SlotState& s) {
+        s.last_writer = i;
+        s.readers.clear();
+      });
+    }
+    // Keep the latest instruction of every other threadblock.
+    std::map<int, int> latest;  // tb -> instruction
+    for (int d : found) {
+      const Instruction& di = l.instructions[d];
+      if (di.threadblock == in.threadblock) continue;
+      auto it = latest.find(di.threadblock);
+      if (it == latest.end() || l.instructions[it->second].key < di.key) {
+        latest[di.threadblock] = d;
+      }
+    }
+    for (const auto& [tb, d] : latest) deps[i].push_back(d);
+  }
+  return deps;
+}
+
+Step make_step(const Instruction& in) {
+  Step s;
+  s.type = in.type;
+  s.src_buffer = in.src.buffer;
+  s.src_offset = in.src.index;
+  s.dst_buffer = in.dst.buffer;
+  s.dst_offset = in.dst.index;
+  s.count = in.count;
+  return s;
+}
+
+Step nop() {
+  Step s;
+  s.type = StepType::kNop;
+  s.count = 0;
+  return s;
+}
+
+GpuProgram build_gpu(const Lowered& l, int rank) {
+  const auto deps = rank_dependencies(l, rank);
+  const auto& planned = l.threadblocks[rank];
+  GpuProgram gpu;
+  gpu.rank = rank;
+  const Collective& c = l.collective;
+  gpu.input_chunks = c.input_chunks;
+  gpu.output_chunks = c.output_chunks;
+  if (l.inplace) {
+    // In-place programs use one buffer, the larger one (msccl-xml.md `<gpu>`).
+    if (c.output_chunks > c.input_chunks) {
+      gpu.input_chunks = 0;
+    } else {
+      gpu.output_chunks = 0;
+    }
+  }
+  gpu.scratch_chunks = l.scratch_chunks[rank];
+  // Layout: the extra dependencies of a step become nops just before it.
+  std::map<int, int> position;  // instruction -> step index in its threadblock
+  for (const auto& tb : planned) {
+    int next = 0;
+    for (int i : tb.instructions) {
+      auto it = deps.find(i);
+      const int n = it == deps.end() ? 0 : static_cast<int>(it->second.size());
+      next += std::max(n - 1, 0);
+      position[i] = next++;
+    }
+  }
+  for (int t = 0; t < static_cast<int>(planned.size()); ++t) {
+    Threadblock tb;
+    tb.id = t;
+    tb.send_peer = planned[t].send_peer;
+    tb.recv_peer = planned[t].recv_peer;
+    tb.channel = planned[t].channel;
+    for (int i : planned[t].instructions) {
+      std::vector<int> ds;
+      if (auto it = deps.find(i); it != deps.end()) ds = it->second;
+      auto wait_on = [&](Step& s, int d) {
+        s.dep_tb = l.instructions[d].threadblock;
+        s.dep_step = position.at(d);
+      };
+      for (size_t k = 1; k < ds.size(); ++k) {
+        Step n = nop();
+        wait_on(n, ds[k]);
+        tb.steps.push_back(n);
+      }
+      Step s = make_step(l.instructions[i]);
+      if (!ds.empty()) wait_on(s, ds[0]);
+      CCSYNTH_CHECK(static_cast<int>(tb.steps.size()) == position.at(i)) << "step layout";
+      tb.steps.push_back(s);
+    }
+    gpu.threadblocks.push_back(std::move(tb));
+  }
+  for (Threadblock& tb : gpu.threadblocks) {
+    for (Step& s : tb.steps) {
+      if (s.dep_tb >= 0) gpu.threadblocks[s.dep_tb].steps[s.dep_step].has_dep = true;
+    }
+  }
+  return gpu;
+}
+
+}  // namespace
+
+Program insert_dependencies(const Lowered& l) {
+  Program p;
+  const Collective& c = l.collective;
+  p.collective = c.kind;
+  p.root = c.root;
+  p.num_ranks = c.num_ranks;
+  p.inplace = l.inplace;
+  p.outofplace = !l.inplace;
+  int max_channel = 0;
+  for (int r = 0; r < c.num_ranks; ++r) {
+    p.gpus.push_back(build_gpu(l, r));
+    const GpuProgram& g = p.gpus.back();
+    p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});
+    for (const Threadblock& tb : g.threadblocks) max_channel = std::max(max_channel, tb.channel);
+  }
+  p.num_channels = max_channel + 1;
+  return p;
+}
+
+}  // namespace ccsynth::compiler

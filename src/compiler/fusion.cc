@@ -1,0 +1,145 @@
+#include "ccsynth/compiler/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace ccsynth::compiler {
+
+namespace {
+
+// Output locations of one rank's post slots: values there are never "unused".
+std::set<BufferRef> post_locations(const Lowered& l, int rank) {
+  std::set<BufferRef> out;
+  for (const ChunkSpec& spec : l.collective.chunks) {
+    for (const Slot& s : spec.post) {
+      if (s.rank == rank) out.insert(output_location(l.collective, s, l.inplace));
+    }
+  }
+  return out;
+}
+
+bool is_receive(StepType t) { return t == StepType::kRecv || t == StepType::kRecvReduceCopy; }
+
+struct ReceiveUse {
+  int readers = 0;      // instructions reading what the receive wrote
+  int overwritten = 0;  // its slots written again later
+  int send = -1;        // first send reading exactly its range
+};
+
+void scan_rank(const Lowered& l, int rank, std::vector<FusionCandidate>& out) {
+  std::map<BufferRef, int> last_writer;
+  std::unordered_map<int, ReceiveUse> uses;
+  std::vector<int> receives;
+  for (int i : l.rank_order(rank)) {
+    const Instruction& in = l.instructions[i];
+    if (reads_src(in.type)) {
+      std::set<int> seen;
+      bool exact = true;
+      int writer = -1;
+      for (int j = 0; j < in.count; ++j) {
+        auto it = last_writer.find({in.src.buffer, in.src.index + j});
+        const int w = it == last_writer.end() ? -1 : it->second;
+        if (j == 0) writer = w;
+        if (w != writer) exact = false;
+        if (w >= 0 && uses.count(w) && seen.insert(w).second) ++uses[w].readers;
+      }
+      if (in.type == StepType::kSend && exact && writer >= 0 && uses.count(writer)) {
+        const Instruction& r = l.instructions[writer];
+        if (r.dst == in.src && r.count == in.count && uses[writer].send < 0) {
+          uses[writer].send = i;
+        }
+      }
+    }
+    if (writes_dst(in.type)) {
+      for (int j = 0; j < in.count; ++j) {
+        int& w = last_writer[{in.dst.buffer, in.dst.index + j}];
+        auto it = uses.find(w);
+        if (it != uses.end() && w != i) ++it->second.overwritten;
+        w = i;
+      }
+      if (in.type == StepType::kCopy || in.type == StepType::kReduce) {
+        // a local write after a receive counts as overwrite above; nothing else to track
+      }
+    }
+    if (is_receive(in.type)) {
+      uses[i] = ReceiveUse{};
+      receives.push_back(i);
+      // last_writer already points at i for its slots (set above)
+    }
+  }
+  const std::set<BufferRef> posts = post_locations(l, rank);
+  for (int r : receives) {
+    const ReceiveUse& u = uses[r];
+    if (u.send < 0) continue;
+    const Instruction& in = l.instructions[r];
+    bool is_output = false;
+    for (int j = 0; j < in.count; ++j) {
+      if (posts.count({in.dst.buffer, in.dst.index + j})) is_output = true;
+    }
+    const bool unused = u.readers == 1 && (u.overwritten == in.count || !is_output);
+    out.push_back({r, u.send, unused});
+  }
+}
+
+}  // namespace
+
+std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
+  std::vector<FusionCandidate> out;
+  for (int rank = 0; rank < l.collective.num_ranks; ++rank) scan_rank(l, rank, out);
+  return out;
+}
+
+int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates,
+                      const ConnectionPlan& plan) {
+  // Threadblock of each connection: (rank, peer, channel, direction) -> index.
+  std::map<std::tuple<int, int, int, int>, int> tb_of;
+  for (int rank = 0; rank < static_cast<int>(plan.threadblocks.size()); ++rank) {
+    const auto& tbs = plan.threadblocks[rank];
+    for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
+      if (tbs[t].send_peer >= 0) tb_of[{rank, tbs[t].send_peer, tbs[t].channel, 0}] = t;
+      if (tbs[t].recv_peer >= 0) tb_of[{rank, tbs[t].recv_peer, tbs[t].channel, 1}] = t;
+    }
+  }
+  // Keys of the sends of every send connection (rank, peer, channel).
+  std::map<std::tuple<int, int, int>, std::set<OrderKey>> send_keys;
+  for (const Transfer& tr : l.transfers) {
+    if (tr.removed) continue;
+    send_keys[{tr.src_rank, tr.dst_rank, tr.channel}].insert(l.instructions[tr.sender].key);
+  }
+  std::vector<FusionCandidate> sorted = candidates;
+  std::sort(sorted.begin(), sorted.end(), [&](const FusionCandidate& a, const FusionCandidate& b) {
+    return l.instructions[a.receive].key < l.instructions[b.receive].key;
+  });
+  int fused = 0;
+  for (const FusionCandidate& c : sorted) {
+    Instruction& recv = l.instructions[c.receive];
+    Instruction& send = l.instructions[c.send];
+    const Transfer& in = l.transfers[recv.recv_transfer];
+    Transfer& out = l.transfers[send.send_transfer];
+    auto rt = tb_of.find({recv.rank, in.src_rank, in.channel, 1});
+    auto st = tb_of.find({send.rank, out.dst_rank, out.channel, 0});
+    if (rt == tb_of.end() || st == tb_of.end() || rt->second != st->second) continue;
+    // The send moves up to the receive's place: no other send of its connection may lie
+    // in between, or the receiver would match them in the wrong order.
+    auto& keys = send_keys[{send.rank, out.dst_rank, out.channel}];
+    auto next = keys.upper_bound(recv.key);
+    if (next == keys.end() || !(*next == send.key)) continue;
+    keys.erase(send.key);
+    keys.insert(recv.key);
+    if (recv.type == StepType::kRecv) {
+      recv.type = StepType::kRecvCopySend;
+    } else {
+      recv.type = c.result_unused ? StepType::kRecvReduceSend : StepType::kRecvReduceCopySend;
+    }
+    recv.send_transfer = send.send_transfer;
+    out.sender = c.receive;
+    send.removed = true;
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace ccsynth::compiler

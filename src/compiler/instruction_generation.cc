@@ -1,0 +1,155 @@
+#include "ccsynth/compiler/instruction_generation.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "ccsynth/compiler/buffer_allocation.h"
+#include "ccsynth/core/error.h"
+
+namespace ccsynth::compiler {
+
+namespace {
+
+std::string op_field(size_t index) { return "ops[" + std::to_string(index) + "]"; }
+
+void check_op(const Collective& c, const ChunkOp& op, size_t index) {
+  const std::string field = op_field(index);
+  if (op.src < 0 || op.src >= c.num_ranks || op.dst < 0 || op.dst >= c.num_ranks) {
+    throw UserError("", field, "rank outside 0.." + std::to_string(c.num_ranks - 1));
+  }
+  if (op.src == op.dst) throw UserError("", field, "sends to itself");
+  if (op.count < 1) throw UserError("", field + ".count", "must be >= 1");
+  if (op.chunk < 0 || op.chunk + op.count > c.num_chunks()) {
+    throw UserError("", field + ".chunk",
+                    "chunks outside 0.." + std::to_string(c.num_chunks() - 1));
+  }
+  if (op.step < 0) throw UserError("", field + ".step", "must be >= 0");
+  if (op.kind == OpKind::kReduce && !c.combining) {
+    throw UserError("", field + ".kind", "reduce in the non-combining collective " + c.name);
+  }
+}
+
+bool follows(BufferRef a, BufferRef b) { return a.buffer == b.buffer && a.index + 1 == b.index; }
+
+// Per-chunk locations of one op, resolved at the op's place in the order.
+struct OpLocations {
+  std::vector<BufferRef> src;      // at the sender
+  std::vector<BufferRef> operand;  // at the receiver, for reduces
+  std::vector<BufferRef> dst;      // at the receiver
+};
+
+int add_instruction(Lowered& l, Instruction in) {
+  l.instructions.push_back(in);
+  return static_cast<int>(l.instructions.size()) - 1;
+}
+
+// Emits one transfer per contiguous piece of the op.
+void emit_pieces(Lowered& l, const ChunkOp& op, int op_index, const OpLocations& at) {
+  const bool reduce = op.kind == OpKind::kReduce;
+  int piece = 0;
+  for (int begin = 0; begin < op.count;) {
+    int end = begin + 1;
+    while (end < op.count && follows(at.src[end - 1], at.src[end]) &&
+           follows(at.dst[end - 1], at.dst[end]) &&
+           (!reduce || follows(at.operand[end - 1], at.operand[end]))) {
+      ++end;
+    }
+    const int count = end - begin;
+    const int t = static_cast<int>(l.transfers.size());
+    Instruction send;
+    send.rank = op.src;
+    send.type = StepType::kSend;
+    send.src = at.src[begin];
+    send.dst = at.dst[begin];  // records the remote target, as the XML does
+    send.count = count;
+    send.key = {op.step, 0, op_index, piece};
+    send.send_transfer = t;
+    Instruction recv;
+    recv.rank = op.dst;
+    recv.type = reduce ? StepType::kRecvReduceCopy : StepType::kRecv;
+    recv.src = reduce ? at.operand[begin] : at.src[begin];  // r records the remote source
+    recv.dst = at.dst[begin];
+    recv.count = count;
+    recv.key = {op.step, 1, op_index, piece};
+    recv.recv_transfer = t;
+    Transfer transfer;
+    transfer.src_rank = op.src;
+    transfer.dst_rank = op.dst;
+    transfer.channel = op.channel;
+    transfer.count = count;
+    transfer.sender = add_instruction(l, send);
+    transfer.receiver = add_instruction(l, recv);
+    l.transfers.push_back(transfer);
+    begin = end;
+    ++piece;
+  }
+}
+
+}  // namespace
+
+Lowered generate_instructions(const Algorithm& algorithm, bool inplace) {
+  const Collective& c = algorithm.collective;
+  for (size_t i = 0; i < algorithm.ops.size(); ++i) check_op(c, algorithm.ops[i], i);
+  Lowered l;
+  l.collective = c;
+  l.inplace = inplace;
+  BufferAllocator alloc(algorithm, inplace);
+  std::map<int, std::vector<int>> by_step;
+  for (size_t i = 0; i < algorithm.ops.size(); ++i) {
+    by_step[algorithm.ops[i].step].push_back(static_cast<int>(i));
+  }
+  int last_step = -1;
+  for (const auto& [step, indices] : by_step) {
+    last_step = step;
+    std::vector<OpLocations> at(indices.size());
+    // Phase 0: every op reads the value its source holds at the start of the step.
+    for (size_t j = 0; j < indices.size(); ++j) {
+      const ChunkOp& op = algorithm.ops[indices[j]];
+      for (int k = op.chunk; k < op.chunk + op.count; ++k) {
+        const auto src = alloc.location(op.src, k);
+        if (!src) {
+          throw UserError("", op_field(indices[j]),
+                          "rank " + std::to_string(op.src) + " does not hold chunk " +
+                              std::to_string(k) + " at step " + std::to_string(step));
+        }
+        at[j].src.push_back(*src);
+      }
+    }
+    // Phase 1: writes take effect in op order (reduces read the running local value).
+    for (size_t j = 0; j < indices.size(); ++j) {
+      const ChunkOp& op = algorithm.ops[indices[j]];
+      for (int k = op.chunk; k < op.chunk + op.count; ++k) {
+        const OrderKey key{step, 1, indices[j], 0};
+        if (op.kind == OpKind::kReduce) {
+          const auto operand = alloc.location(op.dst, k);
+          if (!operand) {
+            throw UserError("", op_field(indices[j]),
+                            "reduce into rank " + std::to_string(op.dst) +
+                                " which does not hold chunk " + std::to_string(k));
+          }
+          at[j].operand.push_back(*operand);
+        }
+        at[j].dst.push_back(alloc.place_write(op.dst, k, key));
+      }
+      emit_pieces(l, op, indices[j], at[j]);
+    }
+  }
+  // Final copies into output slots, after the last step.
+  int order = 0;
+  for (const FinalCopy& f : alloc.final_copies()) {
+    Instruction copy;
+    copy.rank = f.rank;
+    copy.type = StepType::kCopy;
+    copy.src = f.src;
+    copy.dst = f.dst;
+    copy.count = 1;
+    copy.key = {last_step + 1, 0, order++, 0};
+    add_instruction(l, copy);
+  }
+  l.scratch_chunks.resize(c.num_ranks);
+  for (int r = 0; r < c.num_ranks; ++r) l.scratch_chunks[r] = alloc.scratch_chunks(r);
+  return l;
+}
+
+}  // namespace ccsynth::compiler

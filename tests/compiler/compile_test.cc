@@ -1,0 +1,309 @@
+#include "ccsynth/compiler/compile.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
+#include "test_algorithms.h"
+
+namespace ccsynth::compiler {
+namespace {
+
+using namespace testing;  // NOLINT: the reference algorithms
+
+struct Case {
+  std::string name;
+  std::function<Algorithm(int, int)> make;
+};
+
+const std::vector<Case>& cases() {
+  static const std::vector<Case> all = {
+      {"ring_allgather", ring_allgather},
+      {"direct_allgather", direct_allgather},
+      {"ring_reducescatter", [](int R, int C) { return ring_reducescatter(R, C); }},
+      {"direct_reducescatter", direct_reducescatter},
+      {"ring_allreduce", ring_allreduce},
+      {"direct_allreduce", direct_allreduce},
+      {"direct_alltoall", direct_alltoall},
+      {"ring_alltoall", ring_alltoall},
+      {"chain_broadcast", [](int R, int C) { return chain_broadcast(R, C, R / 2); }},
+      {"chain_reduce", [](int R, int C) { return chain_reduce(R, C, R - 1); }},
+      {"direct_gather", [](int R, int C) { return direct_gather(R, C, 1 % R); }},
+      {"direct_scatter", [](int R, int C) { return direct_scatter(R, C, 0); }},
+  };
+  return all;
+}
+
+// Every structural property the runtimes require, independent of the verifier.
+void expect_well_formed(const Program& p, const CompileOptions& o) {
+  ASSERT_EQ(static_cast<int>(p.gpus.size()), p.num_ranks);
+  int max_channel = 0;
+  for (const GpuProgram& g : p.gpus) {
+    EXPECT_LE(static_cast<int>(g.threadblocks.size()), o.max_threadblocks_per_rank);
+    std::set<std::tuple<int, int, int>> connections;  // (peer, channel, direction)
+    for (size_t t = 0; t < g.threadblocks.size(); ++t) {
+      const Threadblock& tb = g.threadblocks[t];
+      EXPECT_EQ(tb.id, static_cast<int>(t));
+      EXPECT_NE(tb.send_peer, g.rank);
+      EXPECT_NE(tb.recv_peer, g.rank);
+      if (tb.send_peer >= 0) EXPECT_TRUE(connections.insert({tb.send_peer, tb.channel, 0}).second);
+      if (tb.recv_peer >= 0) EXPECT_TRUE(connections.insert({tb.recv_peer, tb.channel, 1}).second);
+      max_channel = std::max(max_channel, tb.channel);
+      EXPECT_LE(static_cast<int>(tb.steps.size()), o.max_steps_per_threadblock);
+      for (size_t i = 0; i < tb.steps.size(); ++i) {
+        const Step& s = tb.steps[i];
+        if (s.type == StepType::kNop) {
+          EXPECT_GE(s.dep_tb, 0) << "a nop without dependency is useless";
+          ASSERT_LT(i + 1, tb.steps.size());
+          EXPECT_GE(tb.steps[i + 1].dep_tb, 0) << "executor: the step after nops needs a dep";
+          continue;
+        }
+        EXPECT_GE(s.count, 1);
+        EXPECT_LE(s.count, o.max_count);
+        if (sends(s.type)) EXPECT_GE(tb.send_peer, 0);
+        if (receives(s.type)) EXPECT_GE(tb.recv_peer, 0);
+        if (s.dep_tb >= 0) {
+          ASSERT_LT(s.dep_tb, static_cast<int>(g.threadblocks.size()));
+          EXPECT_NE(s.dep_tb, static_cast<int>(t));
+          ASSERT_LT(s.dep_step, static_cast<int>(g.threadblocks[s.dep_tb].steps.size()));
+          EXPECT_TRUE(g.threadblocks[s.dep_tb].steps[s.dep_step].has_dep);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(p.num_channels, max_channel + 1);
+  EXPECT_LE(p.num_channels, o.max_channels);
+}
+
+using Params = std::tuple<int /*case*/, int /*ranks*/, int /*chunks*/, int /*instances*/,
+                          bool /*inplace*/>;
+
+class CompileMatrix : public ::testing::TestWithParam<Params> {};
+
+TEST_P(CompileMatrix, CompiledProgramVerifies) {
+  const auto [index, R, C, instances, inplace] = GetParam();
+  const Case& c = cases()[index];
+  const Algorithm algorithm = c.make(R, C);
+  const auto algo_report = verify::verify_algorithm(algorithm);
+  ASSERT_TRUE(algo_report.ok()) << c.name << "\n" << algo_report.summary();
+  CompileOptions options;
+  options.instances = instances;
+  options.inplace = inplace;
+  const Program program = compile(algorithm, options);
+  expect_well_formed(program, options);
+  EXPECT_EQ(program.collective, algorithm.collective.kind);
+  EXPECT_EQ(program.inplace, inplace);
+  const auto report = verify::verify_program(program);
+  EXPECT_TRUE(report.ok()) << c.name << " R=" << R << " C=" << C << " instances=" << instances
+                           << (inplace ? " in-place" : "") << "\n"
+                           << report.summary() << program;
+  EXPECT_TRUE(formats::check_dialect(program, formats::XmlDialect::kExecutor).empty());
+}
+
+std::string param_name(const ::testing::TestParamInfo<Params>& info) {
+  const auto [index, R, C, instances, inplace] = info.param;
+  return cases()[index].name + "_R" + std::to_string(R) + "_C" + std::to_string(C) + "_x" +
+         std::to_string(instances) + (inplace ? "_inplace" : "_outofplace");
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CompileMatrix,
+                         ::testing::Combine(::testing::Range(0, 12), ::testing::Values(2, 3, 4, 8),
+                                            ::testing::Values(1, 2), ::testing::Values(1, 2),
+                                            ::testing::Bool()),
+                         param_name);
+
+std::vector<StepType> types(const Threadblock& tb) {
+  std::vector<StepType> out;
+  for (const Step& s : tb.steps) out.push_back(s.type);
+  return out;
+}
+
+const Threadblock& comm_tb(const GpuProgram& g) {
+  for (const Threadblock& tb : g.threadblocks)
+    if (tb.send_peer >= 0 || tb.recv_peer >= 0) return tb;
+  throw std::runtime_error("no communicating threadblock");
+}
+
+TEST(Compile, RingAllGatherFusesForwardsIntoRcs) {
+  const Program p = compile(ring_allgather(4, 1), {});
+  using enum StepType;
+  for (const GpuProgram& g : p.gpus) {
+    // One ring threadblock plus the local copy of the rank's own chunk into the output.
+    ASSERT_EQ(g.threadblocks.size(), 2u);
+    const Threadblock& ring = comm_tb(g);
+    EXPECT_EQ(ring.send_peer, (g.rank + 1) % 4);
+    EXPECT_EQ(ring.recv_peer, (g.rank + 3) % 4);
+    EXPECT_EQ(types(ring), (std::vector<StepType>{kSend, kRecvCopySend, kRecvCopySend, kRecv}));
+    EXPECT_EQ(ring.steps[0].src_buffer, Buffer::kInput);
+    EXPECT_EQ(ring.steps[0].src_offset, 0);
+    const Threadblock& local = g.threadblocks[1];
+    ASSERT_EQ(local.steps.size(), 1u);
+    EXPECT_EQ(local.steps[0].type, kCopy);
+    EXPECT_EQ(local.steps[0].dst_offset, g.rank);
+    EXPECT_EQ(g.input_chunks, 1);
+    EXPECT_EQ(g.output_chunks, 4);
+    EXPECT_EQ(g.scratch_chunks, 0);
+  }
+}
+
+TEST(Compile, InPlaceRingAllGatherNeedsNoCopy) {
+  CompileOptions o;
+  o.inplace = true;
+  const Program p = compile(ring_allgather(4, 1), o);
+  for (const GpuProgram& g : p.gpus) {
+    ASSERT_EQ(g.threadblocks.size(), 1u);
+    EXPECT_EQ(g.input_chunks, 0);  // in-place allgather uses only the output buffer
+    EXPECT_EQ(g.threadblocks[0].steps[0].src_buffer, Buffer::kOutput);
+    EXPECT_EQ(g.threadblocks[0].steps[0].src_offset, g.rank);
+  }
+}
+
+TEST(Compile, RingAllReduceIsTheMscclRing) {
+  const int R = 4;
+  const Program p = compile(ring_allreduce(R, 1), {});
+  using enum StepType;
+  for (const GpuProgram& g : p.gpus) {
+    ASSERT_EQ(g.threadblocks.size(), 1u);
+    // s, rrs x, rrcs, rcs x, r: the MSCCLang ring allreduce (sec. 4.3 fusions).
+    EXPECT_EQ(types(g.threadblocks[0]),
+              (std::vector<StepType>{kSend, kRecvReduceSend, kRecvReduceSend, kRecvReduceCopySend,
+                                     kRecvCopySend, kRecvCopySend, kRecv}));
+    EXPECT_EQ(g.scratch_chunks, 0);
+  }
+  EXPECT_TRUE(verify::verify_program(p).ok());
+}
+
+TEST(Compile, AggregationMergesContiguousChunks) {
+  const Program p = compile(ring_allgather(4, 3), {});
+  const Threadblock& ring = comm_tb(p.gpus[0]);
+  ASSERT_EQ(ring.steps.size(), 4u);
+  for (const Step& s : ring.steps) EXPECT_EQ(s.count, 3);
+  CompileOptions off;
+  off.aggregate = false;
+  EXPECT_EQ(comm_tb(compile(ring_allgather(4, 3), off).gpus[0]).steps.size(), 12u);
+}
+
+TEST(Compile, InstancesReplicateThreadblocksOnOwnChannels) {
+  CompileOptions o;
+  o.instances = 3;
+  const Program p = compile(ring_allgather(4, 1), o);
+  EXPECT_EQ(p.num_channels, 3);
+  EXPECT_EQ(p.gpus[0].input_chunks, 3);
+  EXPECT_EQ(p.gpus[0].output_chunks, 12);
+  EXPECT_EQ(p.chunks_per_loop, 12);
+  int comm = 0;
+  for (const Threadblock& tb : p.gpus[0].threadblocks) comm += tb.send_peer >= 0;
+  EXPECT_EQ(comm, 3);
+  EXPECT_TRUE(verify::verify_program(p).ok());
+}
+
+TEST(Compile, InPlaceAllToAllWaitsForTheSendBeforeOverwriting) {
+  CompileOptions o;
+  o.inplace = true;
+  const Program p = compile(direct_alltoall(3, 1), o);
+  int deps = 0;
+  for (const GpuProgram& g : p.gpus)
+    for (const Threadblock& tb : g.threadblocks)
+      for (const Step& s : tb.steps) deps += s.dep_tb >= 0;
+  EXPECT_GE(deps, 6);  // every receive waits for the send reading its slot
+  EXPECT_TRUE(verify::verify_program(p).ok()) << verify::verify_program(p).summary();
+}
+
+TEST(Compile, LongThreadblocksSpillOntoMoreChannels) {
+  CompileOptions o;
+  o.max_steps_per_threadblock = 4;
+  o.aggregate = false;
+  const Program p = compile(ring_allgather(8, 1), o);  // 8 steps per ring threadblock
+  EXPECT_GT(p.num_channels, 1);
+  expect_well_formed(p, o);
+  EXPECT_TRUE(verify::verify_program(p).ok()) << verify::verify_program(p).summary();
+  o.max_channels = 1;
+  EXPECT_THROW(compile(ring_allgather(8, 1), o), UserError);
+}
+
+TEST(Compile, TooManyThreadblocksIsAUserError) {
+  CompileOptions o;
+  o.max_threadblocks_per_rank = 2;
+  EXPECT_THROW(compile(direct_alltoall(8, 1), o), UserError);
+}
+
+TEST(Compile, ChannelHintsAreHonoured) {
+  Algorithm a = ring_allgather(4, 1);
+  for (ChunkOp& op : a.ops) op.channel = 2;
+  const Program p = compile(a, {});
+  EXPECT_EQ(p.num_channels, 3);
+  EXPECT_EQ(comm_tb(p.gpus[1]).channel, 2);
+}
+
+TEST(Compile, ReadingAChunkNotHeldIsAUserError) {
+  Algorithm a = ring_allgather(4, 1);
+  for (ChunkOp& op : a.ops) op.step = 0;
+  EXPECT_THROW(compile(a, {}), UserError);
+  a = ring_allgather(4, 1);
+  a.ops[0].dst = a.ops[0].src;
+  EXPECT_THROW(compile(a, {}), UserError);
+}
+
+TEST(Compile, OptionsAreChecked) {
+  CompileOptions o;
+  o.instances = 0;
+  EXPECT_THROW(compile(ring_allgather(2, 1), o), UserError);
+  o = {};
+  o.min_bytes = 100;
+  o.max_bytes = 10;
+  EXPECT_THROW(compile(ring_allgather(2, 1), o), UserError);
+}
+
+TEST(Compile, ProgramFieldsFollowOptions) {
+  CompileOptions o;
+  o.name = "mine";
+  o.protocol = Protocol::kLL128;
+  o.min_bytes = 1024;
+  o.max_bytes = 1 << 20;
+  const Program p = compile(ring_allgather(2, 1), o);
+  EXPECT_EQ(p.name, "mine");
+  EXPECT_EQ(p.protocol, Protocol::kLL128);
+  EXPECT_EQ(p.min_bytes, 1024);
+  EXPECT_EQ(p.max_bytes, 1 << 20);
+  EXPECT_TRUE(p.outofplace);
+}
+
+TEST(Compile, CustomCollectiveAllToNext) {
+  Algorithm a;
+  a.collective = make_alltonext(4, 2);
+  for (int r = 0; r + 1 < 4; ++r) a.ops.push_back({2 * r, r, r + 1, OpKind::kCopy, 0, -1, 2});
+  ASSERT_TRUE(verify::verify_algorithm(a).ok());
+  const Program p = compile(a, {});
+  EXPECT_EQ(p.collective, CollectiveKind::kCustom);
+  verify::VerifyProgramOptions vo;
+  vo.collective = &a.collective;
+  EXPECT_TRUE(verify::verify_program(p, vo).ok()) << verify::verify_program(p, vo).summary();
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler
+
+namespace ccsynth::compiler {
+namespace {
+
+TEST(Compile, DependenciesAreNeeded) {
+  // Without the inserted write-after-read dependencies the in-place alltoall would overwrite
+  // chunks before sending them: the verifier must then complain, so the dependencies matter.
+  CompileOptions o;
+  o.inplace = true;
+  Program p = compile(testing::direct_alltoall(4, 1), o);
+  ASSERT_TRUE(verify::verify_program(p).ok());
+  for (GpuProgram& g : p.gpus)
+    for (Threadblock& tb : g.threadblocks)
+      for (Step& s : tb.steps) s.dep_tb = s.dep_step = -1, s.has_dep = false;
+  EXPECT_FALSE(verify::verify_program(p).ok());
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler
