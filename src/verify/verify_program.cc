@@ -1,0 +1,510 @@
+#include "ccsynth/verify/verify_program.h"
+
+#include <deque>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/verify/symbolic_value.h"
+#include "program_checks.h"
+
+namespace ccsynth::verify {
+
+namespace {
+
+using detail::ViolationSink;
+
+// One access of a cell: step `clock - 1` of threadblock `tb` of the cell's rank.
+struct Epoch {
+  int tb = -1;
+  int clock = 0;
+};
+
+// Race-detection state of one chunk cell (FastTrack-style: last write, reads since).
+struct CellMeta {
+  Epoch write;               // tb -1: the initial value (or never written)
+  std::vector<Epoch> reads;  // since the last write, at most one per threadblock
+  bool raced = false;        // a race on this cell was reported already
+};
+
+// A message in flight: the values of `count` chunks and who sent it.
+struct Message {
+  std::vector<SymbolicValue> values;
+  int sender_step = 0;
+};
+
+// A FIFO connection (sender rank, receiver rank, channel) with its two threadblocks (global
+// ids, -1 when the program lacks one).
+struct Connection {
+  int src = 0;
+  int dst = 0;
+  int channel = 0;
+  int sender = -1;
+  int receiver = -1;
+  std::deque<Message> fifo;
+};
+
+enum class Wait { kNone, kDependency, kReceive, kSendSlot };
+
+struct TbState {
+  int rank = 0;
+  int local = 0;  // index on its rank
+  int pc = 0;     // next step
+  int published = 0;  // semaphore: 1 + the last completed step with hasdep (MSCCLang fig. 5)
+  Wait wait = Wait::kNone;
+  bool queued = false;
+  int in_conn = -1;
+  int out_conn = -1;
+  std::vector<int> waiters;  // threadblocks blocked on this one's semaphore
+  std::vector<int> clock;    // vector clock over the rank's threadblocks
+};
+
+std::string cell_name(Buffer b, int index) {
+  return std::string(1, to_char(b)) + "[" + std::to_string(index) + "]";
+}
+
+class Simulator {
+ public:
+  Simulator(const Program& p, const Collective& c, int fifo_slots, ViolationSink& sink)
+      : p_(p), c_(c), slots_(std::max(1, fifo_slots)), sink_(sink) {
+    layout();
+    connect();
+    place_inputs();
+  }
+
+  // Round-robin over ready threadblocks, one step per turn; returns false on deadlock.
+  bool run() {
+    std::deque<int> ready;
+    ready_ = &ready;
+    for (size_t g = 0; g < tbs_.size(); ++g) wake(static_cast<int>(g));
+    while (!ready.empty()) {
+      const int g = ready.front();
+      ready.pop_front();
+      tbs_[g].queued = false;
+      if (try_step(g)) wake(g);
+    }
+    return report_stuck();
+  }
+
+  void check_leftovers() {
+    for (const Connection& conn : conns_) {
+      if (conn.fifo.empty() || conn.sender < 0) continue;
+      const TbState& st = tbs_[conn.sender];
+      sink_.add(ViolationKind::kStructure, st.rank, st.local, conn.fifo.front().sender_step,
+                std::to_string(conn.fifo.size()) + " message(s) sent to rank " +
+                    std::to_string(conn.dst) + " on channel " + std::to_string(conn.channel) +
+                    " were never received (first sent by this step)");
+    }
+  }
+
+  void check_postcondition() {
+    for (int k = 0; k < c_.num_chunks(); ++k) {
+      const SymbolicValue expected = expected_value(c_, k);
+      for (const Slot& slot : c_.chunks[k].post) {
+        if (!sink_.wants(ViolationKind::kPostcondition)) return;
+        check_post_slot(k, slot, expected);
+      }
+    }
+  }
+
+ private:
+  const Threadblock& tb_of(int g) const {
+    return p_.gpus[tbs_[g].rank].threadblocks[tbs_[g].local];
+  }
+  int global(int rank, int local) const { return tb_base_[rank] + local; }
+
+  size_t cell(int rank, Buffer b, int index) const {
+    const GpuProgram& g = p_.gpus[rank];
+    size_t offset = cell_base_[rank] + index;
+    if (b != Buffer::kInput) offset += g.input_chunks;
+    if (b == Buffer::kScratch) offset += g.output_chunks;
+    return offset;
+  }
+
+  // Assigns global threadblock ids and cell ranges; marks the steps whose clock a dependency
+  // needs (the first step with hasdep at or after each depended-on step).
+  void layout() {
+    size_t cells = 0;
+    for (const GpuProgram& g : p_.gpus) {
+      tb_base_.push_back(static_cast<int>(tbs_.size()));
+      cell_base_.push_back(cells);
+      cells += static_cast<size_t>(g.input_chunks) + g.output_chunks + g.scratch_chunks;
+      for (size_t t = 0; t < g.threadblocks.size(); ++t) {
+        TbState st;
+        st.rank = g.rank;
+        st.local = static_cast<int>(t);
+        st.clock.assign(g.threadblocks.size(), 0);
+        tbs_.push_back(std::move(st));
+        const auto& steps = g.threadblocks[t].steps;
+        std::vector<int> next(steps.size(), -1);
+        for (int k = static_cast<int>(steps.size()) - 1, n = -1; k >= 0; --k) {
+          if (steps[k].has_dep) n = k;
+          next[k] = n;
+        }
+        next_publish_.push_back(std::move(next));
+      }
+    }
+    values_.assign(cells, SymbolicValue{});
+    meta_.resize(cells);
+    for (size_t g = 0; g < tbs_.size(); ++g) {
+      for (const Step& s : tb_of(static_cast<int>(g)).steps) {
+        if (s.dep_tb < 0) continue;
+        const int u = global(tbs_[g].rank, s.dep_tb);
+        const int publisher = next_publish_[u][s.dep_step];
+        if (publisher >= 0) needed_.insert(key(u, publisher));
+      }
+    }
+  }
+
+  // Pairs senders and receivers into FIFO connections.
+  void connect() {
+    std::map<std::tuple<int, int, int>, int> index;
+    auto conn_of = [&](int src, int dst, int chan) {
+      const auto [it, inserted] = index.insert({{src, dst, chan}, static_cast<int>(conns_.size())});
+      if (inserted) conns_.push_back({src, dst, chan, -1, -1, {}});
+      return it->second;
+    };
+    for (size_t g = 0; g < tbs_.size(); ++g) {
+      TbState& st = tbs_[g];
+      const Threadblock& tb = tb_of(static_cast<int>(g));
+      if (tb.send_peer >= 0) {
+        st.out_conn = conn_of(st.rank, tb.send_peer, tb.channel);
+        conns_[st.out_conn].sender = static_cast<int>(g);
+      }
+      if (tb.recv_peer >= 0) {
+        st.in_conn = conn_of(tb.recv_peer, st.rank, tb.channel);
+        conns_[st.in_conn].receiver = static_cast<int>(g);
+      }
+    }
+  }
+
+  // Initial values: every pre slot's contribution at its (possibly in-place) location.
+  void place_inputs() {
+    for (int k = 0; k < c_.num_chunks(); ++k) {
+      for (const Slot& s : c_.chunks[k].pre) {
+        const BufferRef ref = input_location(c_, s, p_.inplace);
+        const int size = p_.gpus[s.rank].buffer_chunks(ref.buffer);
+        if (ref.index >= size) {
+          sink_.add(ViolationKind::kStructure, s.rank, -1, -1,
+                    "input " + std::to_string(s.index) + " of the collective lives at " +
+                        cell_name(ref.buffer, ref.index) + ", outside the " +
+                        std::to_string(size) + "-chunk buffer");
+          continue;
+        }
+        values_[cell(s.rank, ref.buffer, ref.index)] = SymbolicValue::contribution(k, s);
+      }
+    }
+  }
+
+  void wake(int g) {
+    TbState& st = tbs_[g];
+    if (st.queued || st.pc >= static_cast<int>(tb_of(g).steps.size())) return;
+    st.queued = true;
+    ready_->push_back(g);
+  }
+
+  // Runs the next step of threadblock g if it can; false when blocked or finished.
+  bool try_step(int g) {
+    TbState& st = tbs_[g];
+    const Threadblock& tb = tb_of(g);
+    if (st.pc >= static_cast<int>(tb.steps.size())) return false;
+    const Step& s = tb.steps[st.pc];
+    if (s.dep_tb >= 0) {
+      TbState& target = tbs_[global(st.rank, s.dep_tb)];
+      if (target.published < s.dep_step + 1) {
+        st.wait = Wait::kDependency;
+        target.waiters.push_back(g);
+        return false;
+      }
+    }
+    if (receives(s.type) && conns_[st.in_conn].fifo.empty()) {
+      st.wait = Wait::kReceive;
+      return false;
+    }
+    if (sends(s.type) && static_cast<int>(conns_[st.out_conn].fifo.size()) >= slots_) {
+      st.wait = Wait::kSendSlot;
+      return false;
+    }
+    st.wait = Wait::kNone;
+    if (s.dep_tb >= 0) join_dependency(st, s);
+    st.clock[st.local] = st.pc + 1;
+    execute(g, s);
+    if (s.has_dep) publish(g);
+    ++st.pc;
+    return true;
+  }
+
+  // Happens-before through the semaphore: the waiter learns everything the first publishing
+  // step at or after the awaited one had seen.
+  void join_dependency(TbState& st, const Step& s) {
+    const int u = global(st.rank, s.dep_tb);
+    const int publisher = next_publish_[u][s.dep_step];
+    const auto it = snapshots_.find(key(u, publisher));
+    if (it == snapshots_.end()) return;
+    for (size_t i = 0; i < st.clock.size(); ++i) st.clock[i] = std::max(st.clock[i], it->second[i]);
+  }
+
+  static int64_t key(int g, int step) { return (static_cast<int64_t>(g) << 32) | step; }
+
+  void publish(int g) {
+    TbState& st = tbs_[g];
+    st.published = st.pc + 1;
+    if (needed_.count(key(g, st.pc))) snapshots_.emplace(key(g, st.pc), st.clock);
+    std::vector<int> waiters;
+    waiters.swap(st.waiters);
+    for (int w : waiters) wake(w);
+  }
+
+  void execute(int g, const Step& s) {
+    TbState& st = tbs_[g];
+    Message in;
+    if (receives(s.type)) in = receive(g, s);
+    std::vector<SymbolicValue> src;
+    if (detail::reads_src(s.type)) {
+      src.reserve(s.count);
+      for (int i = 0; i < s.count; ++i) src.push_back(read(st, s.src_buffer, s.src_offset + i));
+    }
+    std::vector<SymbolicValue> out;
+    switch (s.type) {
+      case StepType::kSend: out = std::move(src); break;
+      case StepType::kRecv: write_all(st, s, in.values); break;
+      case StepType::kRecvCopySend: write_all(st, s, in.values), out = std::move(in.values); break;
+      case StepType::kRecvReduceSend: out = sum(in.values, src); break;
+      case StepType::kRecvReduceCopy: write_all(st, s, sum(in.values, src)); break;
+      case StepType::kRecvReduceCopySend: out = sum(in.values, src), write_all(st, s, out); break;
+      case StepType::kCopy: write_all(st, s, src); break;
+      case StepType::kReduce: {
+        std::vector<SymbolicValue> dst;
+        for (int i = 0; i < s.count; ++i) dst.push_back(read(st, s.dst_buffer, s.dst_offset + i));
+        write_all(st, s, sum(dst, src));
+        break;
+      }
+      case StepType::kNop: break;
+    }
+    if (sends(s.type)) {
+      Connection& conn = conns_[st.out_conn];
+      conn.fifo.push_back({std::move(out), st.pc});
+      if (conn.receiver >= 0) wake(conn.receiver);
+    }
+  }
+
+  Message receive(int g, const Step& s) {
+    TbState& st = tbs_[g];
+    Connection& conn = conns_[st.in_conn];
+    Message m = std::move(conn.fifo.front());
+    conn.fifo.pop_front();
+    if (conn.sender >= 0) wake(conn.sender);
+    if (static_cast<int>(m.values.size()) != s.count) {
+      sink_.add(ViolationKind::kStructure, st.rank, st.local, st.pc,
+                "receives cnt=" + std::to_string(s.count) + " but the matching send (rank " +
+                    std::to_string(conn.src) + " tb " + std::to_string(tbs_[conn.sender].local) +
+                    " step " + std::to_string(m.sender_step) + ") sent cnt=" +
+                    std::to_string(m.values.size()));
+      m.values.resize(s.count);
+    }
+    return m;
+  }
+
+  static std::vector<SymbolicValue> sum(const std::vector<SymbolicValue>& a,
+                                        const std::vector<SymbolicValue>& b) {
+    std::vector<SymbolicValue> out(a);
+    for (size_t i = 0; i < out.size() && i < b.size(); ++i) out[i] = out[i] + b[i];
+    return out;
+  }
+
+  // Happens-before of an earlier access `e` to the current step of `st` (same rank).
+  static bool ordered(const TbState& st, const Epoch& e) {
+    return e.tb < 0 || e.tb == st.local || st.clock[e.tb] >= e.clock;
+  }
+
+  void race(const TbState& st, CellMeta& m, Buffer b, int index, const Epoch& other,
+            const char* what) {
+    if (m.raced) return;
+    m.raced = true;
+    sink_.add(ViolationKind::kRace, st.rank, st.local, st.pc,
+              std::string(what) + " " + cell_name(b, index) + " while tb " +
+                  std::to_string(other.tb) + " step " + std::to_string(other.clock - 1) +
+                  " also accesses it with no ordering between them (same threadblock, "
+                  "dependency or send/receive)");
+  }
+
+  SymbolicValue read(TbState& st, Buffer b, int index) {
+    const size_t c = cell(st.rank, b, index);
+    CellMeta& m = meta_[c];
+    if (!ordered(st, m.write)) race(st, m, b, index, m.write, "reads");
+    const Epoch now{st.local, st.pc + 1};
+    bool found = false;
+    for (Epoch& e : m.reads) {
+      if (e.tb == st.local) e = now, found = true;
+    }
+    if (!found) m.reads.push_back(now);
+    const SymbolicValue v = values_[c];
+    if (v.empty()) {
+      sink_.add(ViolationKind::kUninitializedRead, st.rank, st.local, st.pc,
+                "`" + to_string(tb_of(global(st.rank, st.local)).steps[st.pc].type) + "` reads " +
+                    cell_name(b, index) + ", which holds no value yet");
+    }
+    return v;
+  }
+
+  void write(TbState& st, Buffer b, int index, const SymbolicValue& v) {
+    const size_t c = cell(st.rank, b, index);
+    CellMeta& m = meta_[c];
+    if (!ordered(st, m.write)) race(st, m, b, index, m.write, "writes");
+    for (const Epoch& e : m.reads) {
+      if (!ordered(st, e)) race(st, m, b, index, e, "writes");
+    }
+    m.reads.clear();
+    m.write = {st.local, st.pc + 1};
+    values_[c] = v;
+  }
+
+  void write_all(TbState& st, const Step& s, const std::vector<SymbolicValue>& values) {
+    for (int i = 0; i < s.count; ++i) {
+      write(st, s.dst_buffer, s.dst_offset + i,
+            i < static_cast<int>(values.size()) ? values[i] : SymbolicValue{});
+    }
+  }
+
+  // Reports every unfinished threadblock with what its step waits for; true if none.
+  bool report_stuck() {
+    bool all_done = true;
+    for (size_t g = 0; g < tbs_.size(); ++g) {
+      const TbState& st = tbs_[g];
+      if (st.pc >= static_cast<int>(tb_of(static_cast<int>(g)).steps.size())) continue;
+      all_done = false;
+      if (!sink_.wants(ViolationKind::kDeadlock)) {
+        sink_.add(ViolationKind::kDeadlock, st.rank, st.local, st.pc, "");
+        continue;
+      }
+      sink_.add(ViolationKind::kDeadlock, st.rank, st.local, st.pc, stuck_reason(st));
+    }
+    return all_done;
+  }
+
+  // "at step 4 (rank 2 tb 0)" or "finished" for a threadblock `g`.
+  std::string where(int g) const {
+    const TbState& st = tbs_[g];
+    const std::string who = "rank " + std::to_string(st.rank) + " tb " + std::to_string(st.local);
+    if (st.pc >= static_cast<int>(tb_of(g).steps.size())) return who + " (finished)";
+    return who + " (stuck at step " + std::to_string(st.pc) + ")";
+  }
+
+  std::string stuck_reason(const TbState& st) const {
+    const Step& s = p_.gpus[st.rank].threadblocks[st.local].steps[st.pc];
+    const std::string type = "`" + to_string(s.type) + "` ";
+    switch (st.wait) {
+      case Wait::kDependency: {
+        const int u = global(st.rank, s.dep_tb);
+        std::string out = type + "waits for tb " + std::to_string(s.dep_tb) + " step " +
+                          std::to_string(s.dep_step) + ", ";
+        if (next_publish_[u][s.dep_step] < 0) {
+          return out + "but no step of that threadblock from there on has hasdep=1, so its "
+                       "semaphore never reaches it";
+        }
+        return out + "which has not run: " + where(u);
+      }
+      case Wait::kReceive: {
+        const Connection& conn = conns_[st.in_conn];
+        std::string out = type + "receive from rank " + std::to_string(conn.src) + " channel " +
+                          std::to_string(conn.channel) + " never matched";
+        if (conn.sender < 0) {
+          return out + ": no threadblock of rank " + std::to_string(conn.src) +
+                 " sends to this rank on that channel";
+        }
+        return out + "; sender " + where(conn.sender);
+      }
+      case Wait::kSendSlot: {
+        const Connection& conn = conns_[st.out_conn];
+        std::string out = type + "send to rank " + std::to_string(conn.dst) + " channel " +
+                          std::to_string(conn.channel) + " blocked: all " +
+                          std::to_string(slots_) + " FIFO slots are full";
+        if (conn.receiver < 0) {
+          return out + " and no threadblock of rank " + std::to_string(conn.dst) +
+                 " receives from this rank on that channel";
+        }
+        return out + "; receiver " + where(conn.receiver);
+      }
+      case Wait::kNone: break;
+    }
+    return type + "never became ready";
+  }
+
+  // Names an unexpected value: which chunk/slot a single contribution is, if any.
+  std::string describe(const SymbolicValue& v) {
+    if (v.empty()) return "no value";
+    if (v.count == 1) {
+      if (contributions_.empty()) {
+        for (int k = 0; k < c_.num_chunks(); ++k) {
+          for (const Slot& s : c_.chunks[k].pre) {
+            contributions_.emplace(SymbolicValue::contribution(k, s).tag_sum,
+                                   std::make_pair(k, s));
+          }
+        }
+      }
+      const auto it = contributions_.find(v.tag_sum);
+      if (it != contributions_.end()) {
+        return "chunk " + std::to_string(it->second.first) + " as input by rank " +
+               std::to_string(it->second.second.rank);
+      }
+    }
+    return "a reduction of " + std::to_string(v.count) + " contribution(s)";
+  }
+
+  void check_post_slot(int k, const Slot& slot, const SymbolicValue& expected) {
+    const BufferRef ref = output_location(c_, slot, p_.inplace);
+    const int size = p_.gpus[slot.rank].buffer_chunks(ref.buffer);
+    const std::string where = cell_name(ref.buffer, ref.index);
+    if (ref.index >= size) {
+      sink_.add(ViolationKind::kPostcondition, slot.rank, -1, -1,
+                "chunk " + std::to_string(k) + " must end at " + where + ", outside the " +
+                    std::to_string(size) + "-chunk buffer");
+      return;
+    }
+    const SymbolicValue v = values_[cell(slot.rank, ref.buffer, ref.index)];
+    if (v == expected) return;
+    std::string want = "chunk " + std::to_string(k);
+    if (c_.combining) want += " reduced over " + std::to_string(expected.count) + " contributions";
+    sink_.add(ViolationKind::kPostcondition, slot.rank, -1, -1,
+              where + " holds " + describe(v) + "; expected " + want);
+  }
+
+  const Program& p_;
+  const Collective& c_;
+  const int slots_;
+  ViolationSink& sink_;
+  std::deque<int>* ready_ = nullptr;
+  std::vector<TbState> tbs_;
+  std::vector<int> tb_base_;
+  std::vector<size_t> cell_base_;
+  std::vector<std::vector<int>> next_publish_;  // per global tb, per step
+  std::unordered_set<int64_t> needed_;  // (tb, step) whose clock some dependency joins
+  std::unordered_map<int64_t, std::vector<int>> snapshots_;
+  std::vector<Connection> conns_;
+  std::vector<SymbolicValue> values_;
+  std::vector<CellMeta> meta_;
+  std::unordered_map<uint64_t, std::pair<int, Slot>> contributions_;
+};
+
+}  // namespace
+
+VerifyReport verify_program(const Program& program, const VerifyProgramOptions& options) {
+  Collective owned;
+  const Collective* collective = options.collective;
+  if (collective == nullptr) {
+    owned = collective_of(program);
+    collective = &owned;
+  }
+  ViolationSink sink;
+  if (!detail::check_structure(program, *collective, sink)) return sink.finish();
+  Simulator sim(program, *collective, options.fifo_slots, sink);
+  if (sim.run()) {
+    sim.check_leftovers();
+    sim.check_postcondition();
+  }
+  return sink.finish();
+}
+
+}  // namespace ccsynth::verify
