@@ -1,0 +1,58 @@
+#pragma once
+// Hand-written baseline algorithms (docs/baselines.md): NCCL-style rings and trees, all-pairs,
+// recursive doubling / halving-doubling, double binary trees, hierarchical and two-step
+// (MSCCLang sec. 7) algorithms, each produced as an Algorithm over the topology's existing
+// connections. Combining variants come from inversion (synth/combine.h, SCCL sec. 3.5).
+
+#include <string>
+#include <vector>
+
+#include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/collective.h"
+#include "ccsynth/core/topology.h"
+
+namespace ccsynth::synth {
+
+/// The baseline families.
+enum class BaselineKind { kRing, kDirect, kRecursiveDoubling, kRhd, kDbt, kHier, kTwoStep, kChain, kTree };
+
+/// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree (case-insensitive); UserError
+/// (field "algo") otherwise.
+BaselineKind parse_baseline_kind(const std::string& name);
+/// The short name parse_baseline_kind accepts ("rd" for kRecursiveDoubling).
+std::string to_string(BaselineKind kind);
+/// Every kind, in enum order.
+std::vector<BaselineKind> all_baseline_kinds();
+
+/// Knobs of the baselines.
+struct BaselineOptions {
+  /// Pieces the data is cut into for pipelined chains and trees (chain, tree, dbt); clipped to
+  /// the number of chunks available.
+  int pipeline_chunks = 1;
+  /// Rings for kRing: 0 uses as many edge-disjoint rings as the lanes allow (and as there are
+  /// chunks per rank to spread over them); otherwise exactly this many (UserError if impossible).
+  int rings = 0;
+  /// kRing: use every ring in both directions (pairs of a ring and its reverse).
+  bool bidirectional = false;
+};
+
+/// Why `kind` cannot build `collective` on `topology`, or "" when it can.
+std::string baseline_inapplicable_reason(BaselineKind kind, const Collective& collective,
+                                         const Topology& topology);
+
+/// True when make_baseline(kind, collective, topology) succeeds.
+bool baseline_applies(BaselineKind kind, const Collective& collective, const Topology& topology);
+
+/// Builds the baseline. Every op uses a single-hop connection of `topology`; patterns that need
+/// other pairs either relay through intermediate ranks (direct, twostep) or are rejected.
+/// Throws UserError (field "algo") with the reason when the baseline does not apply.
+Algorithm make_baseline(BaselineKind kind, const Collective& collective, const Topology& topology,
+                        const BaselineOptions& options = {});
+
+/// Edge-disjoint directed Hamiltonian rings over `topology`, using each link's lanes and each
+/// switch port once per ring (NCCL-style ring search); at most `max_rings` (0 = no limit).
+/// With `bidirectional`, rings come in pairs (a ring, then its reverse).
+std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings = 0,
+                                         bool bidirectional = false);
+
+}  // namespace ccsynth::synth

@@ -1,0 +1,643 @@
+// Baseline algorithms as Algorithms (docs/baselines.md). Every builder emits ops over single-hop
+// connections only; combining variants come from inversion and RS + AG (SCCL sec. 3.5).
+
+#include "ccsynth/synth/baselines.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "baselines_detail.h"
+#include "ccsynth/synth/combine.h"
+
+namespace ccsynth::synth {
+
+using detail::Block;
+using detail::emit;
+using detail::Net;
+using detail::Range;
+using detail::ranges_of;
+using detail::reject;
+using detail::split;
+using detail::Tree;
+
+namespace {
+
+using CK = CollectiveKind;
+
+constexpr BaselineKind kAllKinds[] = {
+    BaselineKind::kRing, BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
+    BaselineKind::kRhd,  BaselineKind::kDbt,    BaselineKind::kHier,
+    BaselineKind::kTwoStep, BaselineKind::kChain, BaselineKind::kTree,
+};
+
+// Which collectives each baseline builds (docs/baselines.md has the same table).
+std::vector<CK> supported(BaselineKind kind) {
+  switch (kind) {
+    case BaselineKind::kRing: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll};
+    case BaselineKind::kDirect:
+      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll,
+              CK::kBroadcast, CK::kReduce,        CK::kGather,    CK::kScatter};
+    case BaselineKind::kRecursiveDoubling:
+    case BaselineKind::kRhd:
+    case BaselineKind::kHier: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
+    case BaselineKind::kDbt:
+    case BaselineKind::kTree: return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
+    case BaselineKind::kTwoStep: return {CK::kAllToAll};
+    case BaselineKind::kChain:
+      return {CK::kAllReduce, CK::kBroadcast, CK::kReduce, CK::kGather, CK::kScatter};
+  }
+  return {};
+}
+
+// Chunks of rank q's share: allgather/gather input, reducescatter output, scatter destination.
+Block rank_block(int q, int chunks) { return {{q * chunks, chunks}}; }
+
+// Chunks of alltoall traffic s -> d (core/collective.h numbering).
+Range pair_range(int s, int d, int num_ranks, int chunks) {
+  return {(s * num_ranks + d) * chunks, chunks};
+}
+
+Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind, const std::string& name) {
+  Algorithm a;
+  a.name = name;
+  a.topology = t.name;
+  a.collective = make_collective(kind, c.num_ranks, c.chunks_per_rank, c.root);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ring primitives.
+
+// Ring allgather over `ring` (ranks in ring order): at step s the rank at position i forwards
+// the block of position i - s to position i + 1, so each block travels m - 1 hops.
+void ring_allgather(Algorithm& a, const std::vector<int>& ring, const std::vector<Block>& blocks,
+                    int step0) {
+  const int m = static_cast<int>(ring.size());
+  for (int s = 0; s + 1 < m; ++s)
+    for (int i = 0; i < m; ++i)
+      emit(a, blocks[((i - s) % m + m) % m], ring[i], ring[(i + 1) % m], OpKind::kCopy, step0 + s);
+}
+
+std::vector<int> reversed(std::vector<int> ring) {
+  std::reverse(ring.begin(), ring.end());
+  return ring;
+}
+
+// The rings kRing uses: as many as requested/available, no more than chunks per rank.
+std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
+                                           const BaselineOptions& o) {
+  if (o.rings < 0) reject("--rings must be >= 0");
+  if (o.rings > c.chunks_per_rank) {
+    reject(std::to_string(o.rings) + " rings need at least " + std::to_string(o.rings) +
+           " chunks per rank to spread over them (got " + std::to_string(c.chunks_per_rank) + ")");
+  }
+  auto rings = net.rings(o.rings, o.bidirectional);
+  if (rings.empty()) {
+    reject("topology " + net.topology().name + " has no Hamiltonian ring over its connections" +
+           std::string(o.bidirectional ? " usable in both directions" : ""));
+  }
+  if (o.rings > 0 && static_cast<int>(rings.size()) < o.rings) {
+    reject("only " + std::to_string(rings.size()) + " edge-disjoint rings fit " +
+           net.topology().name + "'s lanes, " + std::to_string(o.rings) + " requested");
+  }
+  rings.resize(std::min<size_t>(rings.size(), c.chunks_per_rank));
+  return rings;
+}
+
+// Multi-ring allgather: ring j carries part j of every rank's chunks. With `reverse` every ring
+// runs backwards (used to build reducescatters by inversion on the forward links).
+Algorithm ring_allgather_alg(const Collective& c, const Topology& t,
+                             const std::vector<std::vector<int>>& rings, bool reverse) {
+  Algorithm a = empty_algorithm(c, t, CK::kAllGather, "ring");
+  const int C = c.chunks_per_rank;
+  const auto parts = split({0, C}, static_cast<int>(rings.size()));
+  for (size_t j = 0; j < parts.size(); ++j) {
+    const auto ring = reverse ? reversed(rings[j]) : rings[j];
+    std::vector<Block> blocks;
+    for (int q : ring) blocks.push_back({{q * C + parts[j].first, parts[j].count}});
+    ring_allgather(a, ring, blocks, 0);
+  }
+  return a;
+}
+
+// Ring alltoall: every chunk rides its ring from source to destination; at step t the rank at
+// position i forwards what position i - t sent to positions more than t hops away.
+Algorithm ring_alltoall(const Collective& c, const Topology& t,
+                        const std::vector<std::vector<int>>& rings) {
+  Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "ring");
+  const int R = c.num_ranks, C = c.chunks_per_rank;
+  const auto parts = split({0, C}, static_cast<int>(rings.size()));
+  for (size_t j = 0; j < parts.size(); ++j) {
+    const auto& ring = rings[j];
+    for (int step = 0; step + 1 < R; ++step)
+      for (int i = 0; i < R; ++i) {
+        const int o = ((i - step) % R + R) % R;
+        for (int hops = step + 1; hops < R; ++hops) {
+          const int d = (o + hops) % R;
+          Range r = pair_range(ring[o], ring[d], R, C);
+          emit(a, {{r.first + parts[j].first, parts[j].count}}, ring[i], ring[(i + 1) % R],
+               OpKind::kCopy, step);
+        }
+      }
+  }
+  return a;
+}
+
+Algorithm make_ring(const Collective& c, const Topology& t, const BaselineOptions& o) {
+  const Net net(t);
+  const auto rings = choose_rings(c, net, o);
+  switch (c.kind) {
+    case CK::kAllGather: return ring_allgather_alg(c, t, rings, false);
+    case CK::kReduceScatter: return invert(ring_allgather_alg(c, t, rings, true));
+    case CK::kAllReduce:
+      return allreduce_from(invert(ring_allgather_alg(c, t, rings, true)),
+                            ring_allgather_alg(c, t, rings, false));
+    default: return ring_alltoall(c, t, rings);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipelined trees (chain = a path-shaped tree). Pieces move independently: piece p leaves a
+// rank one step after it arrived, so p enters step p + (hops so far).
+
+void tree_broadcast(Algorithm& a, const Tree& tree, const std::vector<Range>& pieces, int step0) {
+  for (size_t p = 0; p < pieces.size(); ++p)
+    for (int v = 0; v < tree.num_ranks(); ++v)
+      if (v != tree.root)
+        emit(a, {pieces[p]}, tree.parent[v], v, OpKind::kCopy, step0 + p + tree.depth[v] - 1);
+}
+
+// Reduce towards the root: a rank of height h sends piece p at step p + h, after all its
+// children (heights < h) delivered theirs.
+void tree_reduce(Algorithm& a, const Tree& tree, const std::vector<Range>& pieces, int step0) {
+  for (size_t p = 0; p < pieces.size(); ++p)
+    for (int v = 0; v < tree.num_ranks(); ++v)
+      if (v != tree.root)
+        emit(a, {pieces[p]}, v, tree.parent[v], OpKind::kReduce, step0 + p + tree.height[v]);
+}
+
+// Allreduce = reduce up, broadcast down, pipelined: the root holds piece p fully reduced at the
+// end of step p + H - 1 (H = its height) and sends it down at p + H.
+void tree_allreduce(Algorithm& a, const Tree& tree, const std::vector<Range>& pieces) {
+  tree_reduce(a, tree, pieces, 0);
+  tree_broadcast(a, tree, pieces, tree.height[tree.root]);
+}
+
+// Broadcast, reduce or allreduce of the collective's chunks over `trees`, which split the data
+// evenly (one tree: everything), each tree pipelined in `pipeline` pieces.
+Algorithm tree_collective(const Collective& c, const Topology& t, const std::vector<Tree>& trees,
+                          int pipeline, const std::string& name) {
+  Algorithm a = empty_algorithm(c, t, c.kind, name);
+  const int total = c.kind == CK::kAllReduce ? c.num_ranks * c.chunks_per_rank : c.chunks_per_rank;
+  const auto halves = split({0, total}, static_cast<int>(trees.size()));
+  for (size_t j = 0; j < halves.size(); ++j) {
+    const auto pieces = split(halves[j], pipeline);
+    if (c.kind == CK::kBroadcast) tree_broadcast(a, trees[j], pieces, 0);
+    if (c.kind == CK::kReduce) tree_reduce(a, trees[j], pieces, 0);
+    if (c.kind == CK::kAllReduce) tree_allreduce(a, trees[j], pieces);
+  }
+  return a;
+}
+
+Tree path_tree(const std::vector<int>& path) {
+  std::vector<int> parent(path.size(), -1);
+  for (size_t i = 1; i < path.size(); ++i) parent[path[i]] = path[i - 1];
+  return Tree::from_parents(path[0], parent);
+}
+
+// Chain scatter: the root sends the farthest rank's chunks first; each group moves one hop per
+// step, so every link carries one group per step and all arrive at step m - 2.
+Algorithm chain_scatter(const Collective& c, const Topology& t, const std::vector<int>& path) {
+  Algorithm a = empty_algorithm(c, t, CK::kScatter, "chain");
+  const int m = static_cast<int>(path.size());
+  for (int j = 1; j < m; ++j)
+    for (int h = 1; h <= j; ++h)
+      emit(a, rank_block(path[j], c.chunks_per_rank), path[h - 1], path[h], OpKind::kCopy,
+           (m - 1 - j) + (h - 1));
+  return a;
+}
+
+Algorithm make_chain(const Collective& c, const Topology& t, const BaselineOptions& o) {
+  const Net net(t);
+  const auto path = net.hamiltonian_path(c.root);
+  if (!path) {
+    reject("topology " + t.name + " has no chain (Hamiltonian path over two-way connections) "
+           "from rank " + std::to_string(c.root));
+  }
+  if (c.kind == CK::kScatter) return chain_scatter(c, t, *path);
+  if (c.kind == CK::kGather) return invert(chain_scatter(c, t, *path));
+  return tree_collective(c, t, {path_tree(*path)}, o.pipeline_chunks, "chain");
+}
+
+Algorithm make_tree(const Collective& c, const Topology& t, const BaselineOptions& o) {
+  return tree_collective(c, t, {Net(t).binary_spanning_tree(c.root)}, o.pipeline_chunks, "tree");
+}
+
+// NCCL's binary tree over positions 0..n-1 (the double binary tree's first tree): a position's
+// parent clears its lowest set bit and sets the next one (or just clears it past the end), so
+// odd positions are leaves and position 0 is the root.
+int btree_parent(int q, int n) {
+  if (q == 0) return -1;
+  const int bit = q & -q;
+  const int up = (q ^ bit) | (bit << 1);
+  return up < n ? up : q ^ bit;
+}
+
+Algorithm make_dbt(const Collective& c, const Topology& t, const BaselineOptions& o) {
+  const int n = c.num_ranks;
+  const bool rooted = c.kind != CK::kAllReduce;
+  // Second tree: mirrored positions (its leaves are the first tree's inner ranks) for
+  // allreduce; for rooted collectives the non-root positions rotate by one so both trees share
+  // the root.
+  std::vector<int> to_b(n);
+  for (int q = 0; q < n; ++q) to_b[q] = rooted ? (q == 0 ? 0 : q % (n - 1) + 1) : n - 1 - q;
+  std::vector<int> parent_a(n), parent_b(n);
+  for (int q = 0; q < n; ++q) {
+    parent_a[q] = btree_parent(q, n);
+    parent_b[to_b[q]] = parent_a[q] < 0 ? -1 : to_b[parent_a[q]];
+  }
+  std::vector<std::pair<int, int>> edges;
+  for (int q = 0; q < n; ++q) {
+    if (parent_a[q] >= 0) edges.push_back({q, parent_a[q]});
+    if (parent_b[q] >= 0) edges.push_back({q, parent_b[q]});
+  }
+  const auto map = Net(t).embed(n, edges, rooted ? c.root : -1);
+  if (!map) {
+    reject("the double binary tree needs two-way connections between tree neighbours, and no "
+           "placement of its ranks on " + t.name + " has them all (try tree or ring)");
+  }
+  std::vector<int> rank_parent_a(n), rank_parent_b(n);
+  for (int q = 0; q < n; ++q) {
+    rank_parent_a[(*map)[q]] = parent_a[q] < 0 ? -1 : (*map)[parent_a[q]];
+    rank_parent_b[(*map)[q]] = parent_b[q] < 0 ? -1 : (*map)[parent_b[q]];
+  }
+  const int root_b = (*map)[to_b[0]];
+  return tree_collective(c, t,
+                         {Tree::from_parents((*map)[0], rank_parent_a),
+                          Tree::from_parents(root_b, rank_parent_b)},
+                         o.pipeline_chunks, "dbt");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recursive doubling and halving-doubling.
+
+// Positions 0..n-1 placed on ranks so that every pair at distance 2^k (XOR) is linked.
+std::vector<int> hypercube_placement(const Collective& c, const Topology& t) {
+  const int n = c.num_ranks;
+  if (n < 2 || (n & (n - 1)) != 0) {
+    reject("recursive doubling/halving needs a power-of-two number of ranks, got " +
+           std::to_string(n));
+  }
+  std::vector<std::pair<int, int>> edges;
+  for (int i = 0; i < n; ++i)
+    for (int bit = 1; bit < n; bit <<= 1)
+      if (i < (i ^ bit)) edges.push_back({i, i ^ bit});
+  const auto map = Net(t).embed(n, edges);
+  if (!map) {
+    reject("recursive doubling exchanges between ranks whose numbers differ in one bit; no "
+           "placement of the ranks on " + t.name + " has all those pairs linked (try ring or "
+           "direct)");
+  }
+  return *map;
+}
+
+// Recursive-doubling allgather: at step k position i swaps with i ^ 2^k everything it holds,
+// the chunks of the 2^k positions sharing its high bits (log2 n steps).
+Algorithm rd_allgather(const Collective& c, const Topology& t, const std::vector<int>& map) {
+  Algorithm a = empty_algorithm(c, t, CK::kAllGather, "rd");
+  const int n = c.num_ranks, C = c.chunks_per_rank;
+  for (int k = 0, bit = 1; bit < n; ++k, bit <<= 1)
+    for (int i = 0; i < n; ++i) {
+      std::vector<int> ids;
+      for (int p = i & ~(bit - 1); p < (i & ~(bit - 1)) + bit; ++p)
+        for (int x = 0; x < C; ++x) ids.push_back(map[p] * C + x);
+      emit(a, ranges_of(ids), map[i], map[i ^ bit], OpKind::kCopy, k);
+    }
+  return a;
+}
+
+// Recursive-doubling allreduce: at step k position i reduces its whole buffer into i ^ 2^k
+// (both directions in one step; each reads the start-of-step value).
+Algorithm rd_allreduce(const Collective& c, const Topology& t, const std::vector<int>& map) {
+  Algorithm a = empty_algorithm(c, t, CK::kAllReduce, "rd");
+  const int n = c.num_ranks;
+  for (int k = 0, bit = 1; bit < n; ++k, bit <<= 1)
+    for (int i = 0; i < n; ++i)
+      emit(a, {{0, n * c.chunks_per_rank}}, map[i], map[i ^ bit], OpKind::kReduce, k);
+  return a;
+}
+
+Algorithm make_recursive(BaselineKind kind, const Collective& c, const Topology& t) {
+  const auto map = hypercube_placement(c, t);
+  const Algorithm ag = rd_allgather(c, t, map);
+  // The inverse of recursive doubling is recursive halving (largest distance first).
+  if (c.kind == CK::kAllGather) return ag;
+  if (c.kind == CK::kReduceScatter) return invert(ag);
+  if (kind == BaselineKind::kRecursiveDoubling) return rd_allreduce(c, t, map);
+  return allreduce_from(invert(ag), ag);  // Rabenseifner: halving RS, doubling AG
+}
+
+// ---------------------------------------------------------------------------------------------
+// Direct (all pairs, relayed along shortest paths where ranks are not adjacent).
+
+// Sends `block` hop by hop along `path`, the first hop at step0.
+void route(Algorithm& a, const Block& block, const std::vector<int>& path, int step0) {
+  for (size_t h = 1; h < path.size(); ++h)
+    emit(a, block, path[h - 1], path[h], OpKind::kCopy, step0 + static_cast<int>(h) - 1);
+}
+
+void tree_send(Algorithm& a, const Tree& tree, const Block& block) {
+  for (int v = 0; v < tree.num_ranks(); ++v)
+    if (v != tree.root) emit(a, block, tree.parent[v], v, OpKind::kCopy, tree.depth[v] - 1);
+}
+
+std::vector<int> tree_path(const Tree& tree, int v) {
+  std::vector<int> path;
+  for (; v != -1; v = tree.parent[v]) path.push_back(v);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+// Shortest path a -> b, within `within` when possible, else over the whole topology.
+std::vector<int> path_or_reject(const Net& net, int a, int b, const std::vector<int>& within = {}) {
+  auto path = net.shortest_path(a, b, within);
+  if (path.empty() && !within.empty()) path = net.shortest_path(a, b);
+  if (path.empty()) reject("no path from rank " + std::to_string(a) + " to " + std::to_string(b));
+  return path;
+}
+
+Algorithm make_direct(const Collective& c, const Topology& t) {
+  const Net net(t);
+  const int R = c.num_ranks, C = c.chunks_per_rank;
+  auto allgather = [&] {
+    Algorithm a = empty_algorithm(c, t, CK::kAllGather, "direct");
+    for (int q = 0; q < R; ++q) tree_send(a, net.bfs_tree(q, true), rank_block(q, C));
+    return a;
+  };
+  auto broadcast = [&] {
+    Algorithm a = empty_algorithm(c, t, CK::kBroadcast, "direct");
+    tree_send(a, net.bfs_tree(c.root, true), {{0, C}});
+    return a;
+  };
+  auto scatter = [&] {
+    Algorithm a = empty_algorithm(c, t, CK::kScatter, "direct");
+    const Tree tree = net.bfs_tree(c.root, true);
+    for (int d = 0; d < R; ++d)
+      if (d != c.root) route(a, rank_block(d, C), tree_path(tree, d), 0);
+    return a;
+  };
+  switch (c.kind) {
+    case CK::kAllGather: return allgather();
+    case CK::kReduceScatter: return invert(allgather());
+    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
+    case CK::kBroadcast: return broadcast();
+    case CK::kReduce: return invert(broadcast());
+    case CK::kScatter: return scatter();
+    case CK::kGather: return invert(scatter());
+    default: break;
+  }
+  Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
+  for (int s = 0; s < R; ++s)
+    for (int d = 0; d < R; ++d)
+      if (s != d) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d), 0);
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi-node: hierarchical and two-step.
+
+struct NodeLayout {
+  int nodes = 0;
+  int per_node = 0;
+  std::vector<int> local;  // local index of every rank within its node
+};
+
+NodeLayout node_layout(const Topology& t) {
+  if (t.nodes.size() < 2) {
+    reject("needs a multi-node topology (" + t.name + " has " + std::to_string(t.nodes.size()) +
+           " node)");
+  }
+  NodeLayout l{static_cast<int>(t.nodes.size()), static_cast<int>(t.nodes[0].size()),
+               std::vector<int>(t.num_ranks, 0)};
+  for (const auto& node : t.nodes) {
+    if (static_cast<int>(node.size()) != l.per_node) reject("needs nodes of equal size");
+    for (size_t g = 0; g < node.size(); ++g) l.local[node[g]] = static_cast<int>(g);
+  }
+  return l;
+}
+
+std::vector<int> one_ring(const Net& net, const std::vector<int>& subset) {
+  if (subset.size() < 2) return subset;
+  auto rings = net.rings(1, false, subset);
+  return rings.empty() ? std::vector<int>{} : rings[0];
+}
+
+// Hierarchical allgather. With a ring across the nodes for every local index (rails): each rail
+// gathers its ranks' chunks, then each node's ring spreads them (N - 1 + G - 1 steps). Otherwise
+// only the leader local indices with a cross-node ring talk between nodes: nodes first gather
+// internally, leaders exchange one share each of their node's chunks, and the node rings spread
+// what leaders received (G - 1 + N - 1 + G - 1 steps). `reverse` runs every ring backwards.
+Algorithm hier_allgather(const Collective& c, const Topology& t, bool reverse) {
+  const Net net(t);
+  const NodeLayout L = node_layout(t);
+  const int C = c.chunks_per_rank;
+  std::vector<std::vector<int>> node_rings, rails;
+  std::vector<int> leaders;
+  for (const auto& node : t.nodes) {
+    node_rings.push_back(one_ring(net, node));
+    if (node_rings.back().empty()) reject("a node of " + t.name + " has no ring inside it");
+    if (reverse) node_rings.back() = reversed(node_rings.back());
+  }
+  for (int g = 0; g < L.per_node; ++g) {
+    std::vector<int> rail;
+    for (const auto& node : t.nodes) rail.push_back(node[g]);
+    auto ring = one_ring(net, rail);
+    if (ring.empty()) continue;
+    leaders.push_back(g);
+    rails.push_back(reverse ? reversed(ring) : ring);
+  }
+  if (leaders.empty()) reject("no ranks of equal local index form a ring across the nodes");
+  Algorithm a = empty_algorithm(c, t, CK::kAllGather, "hier");
+  const bool all_rails = static_cast<int>(leaders.size()) == L.per_node;
+  // share[i][n]: chunks of node n that leader i carries across the nodes.
+  std::vector<std::vector<std::vector<int>>> share(leaders.size(),
+                                                   std::vector<std::vector<int>>(L.nodes));
+  for (int n = 0; n < L.nodes; ++n) {
+    std::vector<int> ids;
+    for (int r : t.nodes[n])
+      for (int x = 0; x < C; ++x) ids.push_back(r * C + x);
+    std::sort(ids.begin(), ids.end());
+    const auto cuts = split({0, static_cast<int>(ids.size())}, static_cast<int>(leaders.size()));
+    for (size_t i = 0; i < leaders.size(); ++i) {
+      if (all_rails) {
+        for (int x = 0; x < C; ++x) share[i][n].push_back(t.nodes[n][leaders[i]] * C + x);
+      } else if (i < cuts.size()) {
+        share[i][n].assign(ids.begin() + cuts[i].first, ids.begin() + cuts[i].first + cuts[i].count);
+      }
+    }
+  }
+  int step = 0;
+  if (!all_rails && L.per_node > 1) {  // phase A: every node gathers its own chunks
+    for (const auto& ring : node_rings) {
+      std::vector<Block> blocks;
+      for (int r : ring) blocks.push_back(rank_block(r, C));
+      ring_allgather(a, ring, blocks, step);
+    }
+    step += L.per_node - 1;
+  }
+  for (size_t i = 0; i < rails.size(); ++i) {  // phase B: leaders exchange across nodes
+    std::vector<Block> blocks;
+    for (int r : rails[i]) blocks.push_back(ranges_of(share[i][t.node_of(r)]));
+    ring_allgather(a, rails[i], blocks, step);
+  }
+  step += L.nodes - 1;
+  for (size_t n = 0; n < node_rings.size(); ++n) {  // phase C: spread what leaders received
+    std::vector<Block> blocks;
+    for (int r : node_rings[n]) {
+      std::vector<int> ids;
+      const auto it = std::find(leaders.begin(), leaders.end(), L.local[r]);
+      if (it != leaders.end())
+        for (int m = 0; m < L.nodes; ++m)
+          if (m != static_cast<int>(n)) {
+            const auto& s = share[it - leaders.begin()][m];
+            ids.insert(ids.end(), s.begin(), s.end());
+          }
+      blocks.push_back(ranges_of(ids));
+    }
+    ring_allgather(a, node_rings[n], blocks, step);
+  }
+  return a;
+}
+
+Algorithm make_hier(const Collective& c, const Topology& t) {
+  if (c.kind == CK::kAllGather) return hier_allgather(c, t, false);
+  if (c.kind == CK::kReduceScatter) return invert(hier_allgather(c, t, true));
+  return allreduce_from(invert(hier_allgather(c, t, true)), hier_allgather(c, t, false));
+}
+
+// Two-step alltoall (MSCCLang sec. 7.3, fig. 9): a chunk for rank (m, i) first moves inside its
+// source node to the rank of local index i, which then sends everything for (m, i) in one
+// aggregated cross-node step. Ranks that are not adjacent relay along shortest paths.
+Algorithm make_twostep(const Collective& c, const Topology& t) {
+  const Net net(t);
+  const NodeLayout L = node_layout(t);
+  const int R = c.num_ranks, C = c.chunks_per_rank;
+  struct Route {
+    Block block;
+    std::vector<int> first, second;
+  };
+  std::vector<Route> routes;
+  int first_steps = 0;
+  for (int s = 0; s < R; ++s)
+    for (int d = 0; d < R; ++d) {
+      if (s == d) continue;
+      const auto& node = t.nodes[t.node_of(s)];
+      Route r{{pair_range(s, d, R, C)}, {}, {}};
+      if (t.node_of(s) == t.node_of(d)) {
+        r.first = path_or_reject(net, s, d, node);
+      } else {
+        const int hub = node[L.local[d]];
+        r.first = hub == s ? std::vector<int>{s} : path_or_reject(net, s, hub, node);
+        r.second = path_or_reject(net, hub, d);
+      }
+      first_steps = std::max(first_steps, static_cast<int>(r.first.size()) - 1);
+      routes.push_back(std::move(r));
+    }
+  Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "twostep");
+  for (const Route& r : routes) {
+    route(a, r.block, r.first, 0);
+    route(a, r.block, r.second, first_steps);
+  }
+  return a;
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+void check_inputs(BaselineKind kind, const Collective& c, const Topology& t) {
+  const auto kinds = supported(kind);
+  if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) {
+    std::string names;
+    for (CK k : kinds) names += (names.empty() ? "" : ", ") + to_string(k);
+    reject(to_string(kind) + " does not build " + c.name + " (it builds " + names + ")");
+  }
+  if (c.num_ranks != t.num_ranks) {
+    reject("the collective has " + std::to_string(c.num_ranks) + " ranks but topology " + t.name +
+           " has " + std::to_string(t.num_ranks));
+  }
+  if (c.num_ranks < 2) reject("needs at least two ranks");
+}
+
+}  // namespace
+
+BaselineKind parse_baseline_kind(const std::string& name) {
+  const std::string key = lower(name);
+  for (BaselineKind k : kAllKinds)
+    if (to_string(k) == key) return k;
+  if (key == "recursive-doubling" || key == "recursive_doubling") return BaselineKind::kRecursiveDoubling;
+  throw UserError("", "algo",
+                  "unknown baseline '" + name +
+                      "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree)");
+}
+
+std::string to_string(BaselineKind kind) {
+  switch (kind) {
+    case BaselineKind::kRing: return "ring";
+    case BaselineKind::kDirect: return "direct";
+    case BaselineKind::kRecursiveDoubling: return "rd";
+    case BaselineKind::kRhd: return "rhd";
+    case BaselineKind::kDbt: return "dbt";
+    case BaselineKind::kHier: return "hier";
+    case BaselineKind::kTwoStep: return "twostep";
+    case BaselineKind::kChain: return "chain";
+    case BaselineKind::kTree: return "tree";
+  }
+  return "ring";
+}
+
+std::vector<BaselineKind> all_baseline_kinds() { return {std::begin(kAllKinds), std::end(kAllKinds)}; }
+
+std::string baseline_inapplicable_reason(BaselineKind kind, const Collective& c, const Topology& t) {
+  try {
+    make_baseline(kind, c, t);
+    return "";
+  } catch (const UserError& e) {
+    return e.reason();
+  }
+}
+
+bool baseline_applies(BaselineKind kind, const Collective& c, const Topology& t) {
+  return baseline_inapplicable_reason(kind, c, t).empty();
+}
+
+Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& t,
+                        const BaselineOptions& o) {
+  check_inputs(kind, c, t);
+  if (o.pipeline_chunks < 1) reject("pipeline chunks must be >= 1");
+  Algorithm a;
+  switch (kind) {
+    case BaselineKind::kRing: a = make_ring(c, t, o); break;
+    case BaselineKind::kDirect: a = make_direct(c, t); break;
+    case BaselineKind::kRecursiveDoubling:
+    case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
+    case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
+    case BaselineKind::kHier: a = make_hier(c, t); break;
+    case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
+    case BaselineKind::kChain: a = make_chain(c, t, o); break;
+    case BaselineKind::kTree: a = make_tree(c, t, o); break;
+  }
+  a.name = to_string(kind) + "_" + c.name;
+  a.topology = t.name;
+  a.collective = c;
+  sort_ops(a);
+  return a;
+}
+
+std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings, bool bidirectional) {
+  return Net(topology).rings(max_rings, bidirectional);
+}
+
+}  // namespace ccsynth::synth

@@ -1,0 +1,359 @@
+// Graph searches for the baselines: NCCL-style ring search under lane capacities, paths,
+// spanning trees and pattern embeddings (for recursive doubling and double binary trees).
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+#include <numeric>
+
+#include "baselines_detail.h"
+
+namespace ccsynth::synth::detail {
+
+void reject(const std::string& reason) { throw UserError("", "algo", reason); }
+
+Block ranges_of(std::vector<int> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  Block out;
+  for (int id : ids) {
+    if (!out.empty() && out.back().first + out.back().count == id) {
+      ++out.back().count;
+    } else {
+      out.push_back({id, 1});
+    }
+  }
+  return out;
+}
+
+std::vector<int> ids_of(const Block& block) {
+  std::vector<int> out;
+  for (const Range& r : block)
+    for (int i = 0; i < r.count; ++i) out.push_back(r.first + i);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<Range> split(Range range, int parts) {
+  parts = std::max(1, std::min(parts, range.count));
+  std::vector<Range> out;
+  int first = range.first;
+  for (int p = 0; p < parts; ++p) {
+    // Near-equal sizes: the first (count % parts) pieces get one more chunk.
+    const int size = range.count / parts + (p < range.count % parts ? 1 : 0);
+    if (size > 0) out.push_back({first, size});
+    first += size;
+  }
+  return out;
+}
+
+void emit(Algorithm& a, const Block& block, int src, int dst, OpKind kind, int step) {
+  for (const Range& r : block) {
+    if (r.count > 0) a.ops.push_back({r.first, src, dst, kind, step, -1, r.count});
+  }
+}
+
+Tree Tree::from_parents(int root, std::vector<int> parent) {
+  Tree t;
+  const int n = static_cast<int>(parent.size());
+  t.root = root;
+  t.parent = std::move(parent);
+  t.children.assign(n, {});
+  t.depth.assign(n, -1);
+  t.height.assign(n, 0);
+  for (int v = 0; v < n; ++v) {
+    if (v != root) {
+      CCSYNTH_CHECK(t.parent[v] >= 0 && t.parent[v] < n) << "rank " << v << " has no parent";
+      t.children[t.parent[v]].push_back(v);
+    }
+  }
+  CCSYNTH_CHECK(t.parent[root] == -1) << "root has a parent";
+  std::vector<int> order{root};  // BFS order: parents before children
+  t.depth[root] = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (int c : t.children[order[i]]) {
+      t.depth[c] = t.depth[order[i]] + 1;
+      order.push_back(c);
+    }
+  }
+  CCSYNTH_CHECK(static_cast<int>(order.size()) == n) << "parent array is not a spanning tree";
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (*it != root) t.height[t.parent[*it]] = std::max(t.height[t.parent[*it]], t.height[*it] + 1);
+  }
+  return t;
+}
+
+Net::Net(const Topology& topology)
+    : topology_(topology), n_(topology.num_ranks), adj_(n_, std::vector<char>(n_, 0)) {
+  const auto neighbors = topology.out_neighbors();
+  for (int a = 0; a < n_; ++a)
+    for (int b : neighbors[a]) adj_[a][b] = 1;
+}
+
+namespace {
+
+// Remaining lanes of every link and ports of every switch while rings are carved out.
+class Capacity {
+ public:
+  explicit Capacity(const Topology& t) : t_(t), lanes_(t.num_ranks, std::vector<int>(t.num_ranks, 0)) {
+    for (const Link& l : t.links) lanes_[l.src][l.dst] += l.lanes;
+    egress_.assign(t.switches.size(), std::vector<int>(t.num_ranks, 0));
+    ingress_ = egress_;
+    for (size_t s = 0; s < t.switches.size(); ++s) {
+      for (int r : t.switches[s].ranks) egress_[s][r] = ingress_[s][r] = 1;
+    }
+  }
+
+  int lanes(int a, int b) const { return lanes_[a][b]; }
+  bool available(int a, int b) const { return lanes_[a][b] > 0 || port_switch(a, b) >= 0; }
+  // Consumes one lane (or a switch's ports) for a -> b; false when nothing is left.
+  bool take(int a, int b) {
+    if (lanes_[a][b] > 0) {
+      --lanes_[a][b];
+      return true;
+    }
+    const int s = port_switch(a, b);
+    if (s < 0) return false;
+    --egress_[s][a];
+    --ingress_[s][b];
+    return true;
+  }
+  // Upper bound on rings: the fewest outgoing lanes + switch ports of any rank in `subset`.
+  int ring_bound(const std::vector<int>& subset) const {
+    int bound = 1 << 30;
+    for (int a : subset) {
+      int out = 0;
+      for (int b : subset) out += (a != b) ? lanes_[a][b] : 0;
+      for (size_t s = 0; s < egress_.size(); ++s) out += egress_[s][a];
+      bound = std::min(bound, out);
+    }
+    return bound;
+  }
+
+ private:
+  int port_switch(int a, int b) const {
+    for (size_t s = 0; s < egress_.size(); ++s) {
+      if (egress_[s][a] > 0 && ingress_[s][b] > 0) return static_cast<int>(s);
+    }
+    return -1;
+  }
+
+  const Topology& t_;
+  std::vector<std::vector<int>> lanes_;
+  std::vector<std::vector<int>> egress_, ingress_;
+};
+
+constexpr long kPathBudget = 20000;     // DFS expansions per ring/path search (bounds failures)
+constexpr long kEmbedBudget = 200000;   // backtracking steps per embedding search
+
+// Depth-first search for a Hamiltonian cycle (or path when !close) over `subset` starting at
+// subset[0], over edges `ok(a, b)`. `variant` perturbs the candidate order (Warnsdorff's rule:
+// fewest onward options first, then most remaining lanes).
+std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool close, int variant,
+                                            const std::function<bool(int, int)>& ok,
+                                            const std::function<int(int, int)>& weight) {
+  const int m = static_cast<int>(subset.size());
+  if (m == 1) return subset;
+  std::vector<int> path{subset[0]};
+  std::vector<char> used(m, 0);
+  used[0] = 1;
+  long budget = kPathBudget;
+  std::function<bool()> dfs = [&]() -> bool {
+    if (--budget < 0) return false;
+    const int a = path.back();
+    if (static_cast<int>(path.size()) == m) return !close || ok(a, subset[0]);
+    std::vector<std::pair<std::tuple<int, int, int>, int>> cands;
+    for (int i = 0; i < m; ++i) {
+      if (used[i] || !ok(a, subset[i])) continue;
+      int onward = 0;
+      for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && ok(subset[i], subset[j]));
+      cands.push_back({{onward, -weight(a, subset[i]), (i + variant) % m}, i});
+    }
+    std::sort(cands.begin(), cands.end());
+    for (const auto& [key, i] : cands) {
+      used[i] = 1;
+      path.push_back(subset[i]);
+      if (dfs()) return true;
+      path.pop_back();
+      used[i] = 0;
+    }
+    return false;
+  };
+  if (dfs()) return path;
+  return std::nullopt;
+}
+
+std::vector<int> all_ranks(int n) {
+  std::vector<int> out(n);
+  std::iota(out.begin(), out.end(), 0);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
+                                         const std::vector<int>& subset_in) const {
+  const std::vector<int> subset = subset_in.empty() ? all_ranks(n_) : subset_in;
+  if (subset.size() < 2) return {};
+  std::vector<std::vector<int>> best;
+  constexpr int kVariants = 6;
+  for (int variant = 0; variant < kVariants; ++variant) {
+    Capacity cap(topology_);
+    const int bound = cap.ring_bound(subset);
+    std::vector<std::vector<int>> found;
+    while ((max_rings == 0 || static_cast<int>(found.size()) < max_rings) &&
+           static_cast<int>(found.size()) < bound) {
+      auto ok = [&cap](int a, int b) { return cap.available(a, b); };
+      auto weight = [&cap](int a, int b) { return cap.lanes(a, b); };
+      auto ring = hamiltonian(subset, true, variant, ok, weight);
+      if (!ring) break;
+      const int m = static_cast<int>(ring->size());
+      for (int i = 0; i < m; ++i) cap.take((*ring)[i], (*ring)[(i + 1) % m]);
+      if (bidirectional) {
+        bool reverse_ok = true;
+        for (int i = 0; i < m && reverse_ok; ++i) reverse_ok = cap.take((*ring)[(i + 1) % m], (*ring)[i]);
+        if (!reverse_ok || (max_rings > 0 && static_cast<int>(found.size()) + 2 > max_rings)) break;
+        found.push_back(*ring);
+        found.emplace_back(ring->rbegin(), ring->rend());
+        // Keep the reversed ring starting at the same rank.
+        std::rotate(found.back().begin(), found.back().end() - 1, found.back().end());
+      } else {
+        found.push_back(*ring);
+      }
+    }
+    if (found.size() > best.size()) best = found;
+    if (static_cast<int>(best.size()) >= bound ||
+        (max_rings > 0 && static_cast<int>(best.size()) >= max_rings)) {
+      break;
+    }
+  }
+  return best;
+}
+
+std::optional<std::vector<int>> Net::hamiltonian_path(int start) const {
+  std::vector<int> subset{start};
+  for (int r = 0; r < n_; ++r)
+    if (r != start) subset.push_back(r);
+  for (int variant = 0; variant < 3; ++variant) {
+    auto path = hamiltonian(
+        subset, false, variant, [this](int a, int b) { return linked(a, b); },
+        [](int, int) { return 0; });
+    if (path) return path;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> Net::shortest_path(int a, int b, const std::vector<int>& allowed) const {
+  std::vector<char> ok(n_, allowed.empty() ? 1 : 0);
+  for (int r : allowed) ok[r] = 1;
+  std::vector<int> parent(n_, -2);
+  std::deque<int> queue{a};
+  parent[a] = -1;
+  while (!queue.empty() && parent[b] == -2) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int v = 0; v < n_; ++v) {
+      if (ok[v] && parent[v] == -2 && connected(u, v)) {
+        parent[v] = u;
+        queue.push_back(v);
+      }
+    }
+  }
+  if (parent[b] == -2) return {};
+  std::vector<int> path;
+  for (int v = b; v != -1; v = parent[v]) path.push_back(v);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+Tree Net::bfs_tree(int root, bool sym) const {
+  std::vector<int> parent(n_, -2);
+  std::deque<int> queue{root};
+  parent[root] = -1;
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int v = 0; v < n_; ++v) {
+      if (parent[v] == -2 && (sym ? linked(u, v) : connected(u, v))) {
+        parent[v] = u;
+        queue.push_back(v);
+      }
+    }
+  }
+  for (int v = 0; v < n_; ++v) {
+    if (parent[v] == -2) reject("rank " + std::to_string(v) + " is not reachable from rank " +
+                                std::to_string(root) + (sym ? " over two-way connections" : ""));
+  }
+  return Tree::from_parents(root, parent);
+}
+
+Tree Net::binary_spanning_tree(int root) const {
+  constexpr int kFanout = 2;  // NCCL's trees are binary
+  std::vector<int> parent(n_, -2);
+  std::vector<int> fanout(n_, 0);
+  parent[root] = -1;
+  std::deque<int> queue{root};
+  int placed = 1;
+  while (placed < n_) {
+    while (!queue.empty()) {
+      const int u = queue.front();
+      queue.pop_front();
+      for (int v = 0; v < n_ && fanout[u] < kFanout; ++v) {
+        if (parent[v] == -2 && linked(u, v)) {
+          parent[v] = u, ++fanout[u], ++placed;
+          queue.push_back(v);
+        }
+      }
+    }
+    if (placed == n_) break;
+    // Fan-out 2 left ranks out: hang one onto the placed neighbour with the fewest children.
+    int best_u = -1, best_v = -1;
+    for (int v = 0; v < n_ && best_v < 0; ++v) {
+      if (parent[v] != -2) continue;
+      for (int u = 0; u < n_; ++u) {
+        if (parent[u] != -2 && linked(u, v) && (best_u < 0 || fanout[u] < fanout[best_u])) best_u = u;
+      }
+      if (best_u >= 0) best_v = v;
+    }
+    if (best_v < 0) reject("the topology is not connected over two-way connections");
+    parent[best_v] = best_u, ++fanout[best_u], ++placed;
+    queue.push_back(best_v);
+  }
+  return Tree::from_parents(root, parent);
+}
+
+std::optional<std::vector<int>> Net::embed(int positions,
+                                           const std::vector<std::pair<int, int>>& edges,
+                                           int root) const {
+  if (positions != n_) return std::nullopt;
+  // earlier[p]: pattern neighbours of position p with a smaller index.
+  std::vector<std::vector<int>> earlier(positions);
+  for (auto [u, v] : edges) {
+    if (u == v) continue;
+    earlier[std::max(u, v)].push_back(std::min(u, v));
+  }
+  std::vector<int> map(positions, -1);
+  std::vector<char> used(n_, 0);
+  long budget = kEmbedBudget;
+  const int shift = root >= 0 ? root : 0;
+  std::function<bool(int)> place = [&](int p) -> bool {
+    if (p == positions) return true;
+    if (--budget < 0) return false;
+    for (int k = 0; k < n_; ++k) {
+      const int r = (p + shift + k) % n_;  // k = 0 is the identity rotated to the root
+      if (used[r] || (p == 0 && root >= 0 && r != root)) continue;
+      bool fits = true;
+      for (int q : earlier[p]) fits = fits && linked(map[q], r);
+      if (!fits) continue;
+      map[p] = r, used[r] = 1;
+      if (place(p + 1)) return true;
+      used[r] = 0;
+    }
+    map[p] = -1;
+    return false;
+  };
+  if (place(0)) return map;
+  return std::nullopt;
+}
+
+}  // namespace ccsynth::synth::detail

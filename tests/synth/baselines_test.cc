@@ -1,0 +1,208 @@
+#include "ccsynth/synth/baselines.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_algorithm.h"
+
+namespace ccsynth::synth {
+namespace {
+
+const std::vector<std::string> kTopologies = {"ring:8",   "fc:8",       "dgx1",
+                                              "dgx2",     "ndv2x2",     "mesh2d:4x4",
+                                              "torus2d:4x4", "hypercube:3"};
+
+const Topology& topology(const std::string& name) {
+  static std::map<std::string, Topology> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, topologies::make_builtin(name)).first;
+  return it->second;
+}
+
+// Every applicable (baseline, collective, topology, chunks) builds a correct algorithm that
+// only uses the topology's connections.
+class BaselineMatrix
+    : public ::testing::TestWithParam<std::tuple<BaselineKind, std::string, int>> {};
+
+TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
+  const auto [kind, topo_name, chunks] = GetParam();
+  const Topology& t = topology(topo_name);
+  int built = 0;
+  for (CollectiveKind ck : builtin_collective_kinds()) {
+    const int root = (ck == CollectiveKind::kBroadcast || ck == CollectiveKind::kReduce ||
+                      ck == CollectiveKind::kGather || ck == CollectiveKind::kScatter)
+                         ? t.num_ranks - 1
+                         : 0;
+    const Collective c = make_collective(ck, t.num_ranks, chunks, root);
+    const std::string reason = baseline_inapplicable_reason(kind, c, t);
+    if (!reason.empty()) {
+      EXPECT_THROW(make_baseline(kind, c, t), UserError);
+      continue;
+    }
+    for (int pipeline : {1, 2}) {
+      BaselineOptions o;
+      o.pipeline_chunks = pipeline;
+      const Algorithm a = make_baseline(kind, c, t, o);
+      const auto report = verify::verify_algorithm(a, &t);
+      EXPECT_TRUE(report.ok()) << to_string(kind) << " " << c << " on " << t.name << "\n"
+                               << report.summary();
+      EXPECT_EQ(a.collective, c);
+      EXPECT_GT(a.ops.size(), 0u);
+      ++built;
+    }
+  }
+  // Every baseline builds something on at least the topologies it was made for.
+  if (topo_name == "fc:8" && kind != BaselineKind::kHier && kind != BaselineKind::kTwoStep) {
+    EXPECT_GT(built, 0) << to_string(kind);
+  }
+  // NDv2 x2 reaches the other node only from GPUs 0 and 1: the hypercube and tree patterns of
+  // rd, rhd and dbt cannot be placed; everything else routes over the existing connections.
+  const bool pattern_bound = kind == BaselineKind::kRecursiveDoubling ||
+                             kind == BaselineKind::kRhd || kind == BaselineKind::kDbt;
+  if (topo_name == "ndv2x2") {
+    EXPECT_EQ(built > 0, !pattern_bound) << to_string(kind);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, BaselineMatrix,
+    ::testing::Combine(::testing::ValuesIn(all_baseline_kinds()), ::testing::ValuesIn(kTopologies),
+                       ::testing::Values(1, 2)),
+    [](const auto& info) {
+      std::string topo = std::get<1>(info.param);
+      for (char& ch : topo)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return to_string(std::get<0>(info.param)) + "_" + topo + "_c" +
+             std::to_string(std::get<2>(info.param));
+    });
+
+int steps(BaselineKind kind, CollectiveKind ck, const std::string& topo, int chunks = 1,
+          BaselineOptions o = {}) {
+  const Topology& t = topology(topo);
+  return make_baseline(kind, make_collective(ck, t.num_ranks, chunks), t, o).num_steps();
+}
+
+TEST(Baselines, StepCountsMatchTheTextbook) {
+  using BK = BaselineKind;
+  using CK = CollectiveKind;
+  EXPECT_EQ(steps(BK::kRing, CK::kAllGather, "ring:8"), 7);
+  EXPECT_EQ(steps(BK::kRing, CK::kReduceScatter, "ring:8"), 7);
+  EXPECT_EQ(steps(BK::kRing, CK::kAllReduce, "ring:8"), 14);
+  EXPECT_EQ(steps(BK::kRing, CK::kAllToAll, "ring:8"), 7);
+  EXPECT_EQ(steps(BK::kDirect, CK::kAllGather, "fc:8"), 1);
+  EXPECT_EQ(steps(BK::kDirect, CK::kAllReduce, "fc:8"), 2);  // MSCCLang all-pairs: 2 steps
+  EXPECT_EQ(steps(BK::kDirect, CK::kAllToAll, "ring:8"), 4);  // relayed over the diameter
+  EXPECT_EQ(steps(BK::kRecursiveDoubling, CK::kAllGather, "hypercube:3"), 3);
+  EXPECT_EQ(steps(BK::kRecursiveDoubling, CK::kAllReduce, "hypercube:3"), 3);
+  EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "hypercube:3"), 6);
+  EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "torus2d:4x4"), 8);  // Q4 = C4 x C4 embeds
+  EXPECT_EQ(steps(BK::kHier, CK::kAllGather, "dgx2x2"), 1 + 15);
+  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 2);
+  BaselineOptions pipelined;
+  pipelined.pipeline_chunks = 4;
+  // Chain broadcast of 4 pieces over 8 ranks: 7 hops + 3 extra pieces.
+  EXPECT_EQ(steps(BK::kChain, CK::kBroadcast, "ring:8", 4, pipelined), 10);
+  EXPECT_EQ(steps(BK::kChain, CK::kBroadcast, "ring:8", 4), 7);
+  // A binary tree over fc:8 has height 3 (1 + 2 + 4 + 1 ranks): reduce up, then broadcast.
+  EXPECT_EQ(steps(BK::kTree, CK::kAllReduce, "fc:8"), 6);
+  EXPECT_EQ(steps(BK::kTree, CK::kBroadcast, "fc:8"), 3);
+  // Double binary tree on 8 ranks: each tree has height 3.
+  EXPECT_EQ(steps(BK::kDbt, CK::kAllReduce, "fc:8"), 6);
+}
+
+TEST(Baselines, RingsUseEveryNvlinkOfDgx1) {
+  // SCCL fig. 1: DGX-1's 6 NVLink lanes per GPU form 3 bidirectional rings = 6 directed ones.
+  const auto rings = find_rings(topology("dgx1"));
+  EXPECT_EQ(rings.size(), 6u);
+  std::map<std::pair<int, int>, int> used;
+  for (const auto& ring : rings) {
+    EXPECT_EQ(std::set<int>(ring.begin(), ring.end()).size(), 8u);
+    for (size_t i = 0; i < ring.size(); ++i) ++used[{ring[i], ring[(i + 1) % ring.size()]}];
+  }
+  for (const auto& [edge, count] : used) {
+    const Link* link = topology("dgx1").find_link(edge.first, edge.second);
+    ASSERT_NE(link, nullptr);
+    EXPECT_LE(count, link->lanes);
+  }
+  const auto pairs = find_rings(topology("dgx1"), 0, true);
+  ASSERT_EQ(pairs.size() % 2, 0u);
+  EXPECT_EQ(pairs.size(), 6u);
+  EXPECT_EQ(pairs[1][1], pairs[0].back());  // the second ring is the first one reversed
+  EXPECT_EQ(find_rings(topology("ring:8")).size(), 2u);  // one each way
+  EXPECT_EQ(find_rings(topology("dgx2")).size(), 1u);    // one switch port per GPU
+}
+
+TEST(Baselines, MultipleRingsSplitChunks) {
+  const Topology& t = topology("dgx1");
+  const Collective c = make_collective(CollectiveKind::kAllReduce, 8, 6);
+  const Algorithm a = make_baseline(BaselineKind::kRing, c, t);
+  std::set<std::pair<int, int>> edges;
+  for (const ChunkOp& op : a.ops) {
+    EXPECT_EQ(op.count, 1);  // 6 chunks over 6 rings
+    edges.insert({op.src, op.dst});
+  }
+  EXPECT_EQ(edges.size(), t.links.size());  // every directed NVLink pair of DGX-1 carries data
+  EXPECT_EQ(edges.size(), 32u);
+  EXPECT_EQ(a.num_steps(), 14);
+  EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
+  BaselineOptions two;
+  two.rings = 2;
+  const Algorithm b = make_baseline(BaselineKind::kRing, c, t, two);
+  for (const ChunkOp& op : b.ops) EXPECT_EQ(op.count, 3);
+  two.rings = 7;
+  EXPECT_THROW(make_baseline(BaselineKind::kRing, c, t, two), UserError);
+}
+
+TEST(Baselines, ClearErrorsWhenNotApplicable) {
+  const Topology& ring = topology("ring:8");
+  auto message = [&](BaselineKind k, CollectiveKind ck, const Topology& t) {
+    try {
+      make_baseline(k, make_collective(ck, t.num_ranks), t);
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.field(), "algo");
+      return e.reason();
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(BaselineKind::kRecursiveDoubling, CollectiveKind::kAllGather, ring)
+                .find("no placement"), std::string::npos);
+  EXPECT_NE(message(BaselineKind::kRecursiveDoubling, CollectiveKind::kAllGather,
+                    topology("mesh2d:4x4")).find("placement"), std::string::npos);
+  const Topology fc6 = topologies::make_builtin("fc:6");
+  EXPECT_NE(message(BaselineKind::kRhd, CollectiveKind::kAllReduce, fc6).find("power-of-two"),
+            std::string::npos);
+  EXPECT_NE(message(BaselineKind::kRing, CollectiveKind::kBroadcast, ring).find("does not build"),
+            std::string::npos);
+  EXPECT_NE(message(BaselineKind::kHier, CollectiveKind::kAllReduce, ring).find("multi-node"),
+            std::string::npos);
+  EXPECT_FALSE(baseline_applies(BaselineKind::kTwoStep, make_collective(CollectiveKind::kAllToAll, 8), ring));
+  EXPECT_THROW(make_baseline(BaselineKind::kRing, make_collective(CollectiveKind::kAllGather, 4), ring),
+               UserError);
+  EXPECT_THROW(parse_baseline_kind("bogus"), UserError);
+}
+
+TEST(Baselines, NamesRoundTrip) {
+  for (BaselineKind k : all_baseline_kinds()) EXPECT_EQ(parse_baseline_kind(to_string(k)), k);
+  EXPECT_EQ(parse_baseline_kind("RD"), BaselineKind::kRecursiveDoubling);
+}
+
+TEST(Baselines, HierOnNdv2RelaysThroughTheNicGpus) {
+  // NDv2 x2: only GPUs 0 and 1 of each node reach the IB switch, so hier uses them as leaders.
+  const Topology& t = topology("ndv2x2");
+  const Collective c = make_collective(CollectiveKind::kAllReduce, 16, 1);
+  const Algorithm a = make_baseline(BaselineKind::kHier, c, t);
+  std::set<int> cross;
+  for (const ChunkOp& op : a.ops)
+    if (t.node_of(op.src) != t.node_of(op.dst)) cross.insert(op.src);
+  EXPECT_EQ(cross, (std::set<int>{0, 1, 8, 9}));
+  EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
+}
+
+}  // namespace
+}  // namespace ccsynth::synth
