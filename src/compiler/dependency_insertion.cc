@@ -83,7 +83,7 @@ Step nop() {
   return s;
 }
 
-GpuProgram build_gpu(const Lowered& l, int rank) {
+GpuProgram build_gpu(const Lowered& l, int rank, std::vector<std::vector<int>>& origins) {
   const auto deps = rank_dependencies(l, rank);
   const auto& planned = l.threadblocks[rank];
   GpuProgram gpu;
@@ -113,6 +113,7 @@ GpuProgram build_gpu(const Lowered& l, int rank) {
   }
   for (int t = 0; t < static_cast<int>(planned.size()); ++t) {
     Threadblock tb;
+    origins.emplace_back();
     tb.id = t;
     tb.send_peer = planned[t].send_peer;
     tb.recv_peer = planned[t].recv_peer;
@@ -128,11 +129,13 @@ GpuProgram build_gpu(const Lowered& l, int rank) {
         Step n = nop();
         wait_on(n, ds[k]);
         tb.steps.push_back(n);
+        origins.back().push_back(-1);
       }
       Step s = make_step(l.instructions[i]);
       if (!ds.empty()) wait_on(s, ds[0]);
       CCSYNTH_CHECK(static_cast<int>(tb.steps.size()) == position.at(i)) << "step layout";
       tb.steps.push_back(s);
+      origins.back().push_back(i);
     }
     gpu.threadblocks.push_back(std::move(tb));
   }
@@ -146,7 +149,7 @@ GpuProgram build_gpu(const Lowered& l, int rank) {
 
 }  // namespace
 
-Program insert_dependencies(const Lowered& l) {
+Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
   Program p;
   const Collective& c = l.collective;
   p.collective = c.kind;
@@ -156,7 +159,9 @@ Program insert_dependencies(const Lowered& l) {
   p.outofplace = !l.inplace;
   int max_channel = 0;
   for (int r = 0; r < c.num_ranks; ++r) {
-    p.gpus.push_back(build_gpu(l, r));
+    std::vector<std::vector<int>> rank_origins;
+    p.gpus.push_back(build_gpu(l, r, rank_origins));
+    if (origins) origins->push_back(std::move(rank_origins));
     const GpuProgram& g = p.gpus.back();
     p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});
     for (const Threadblock& tb : g.threadblocks) max_channel = std::max(max_channel, tb.channel);

@@ -93,7 +93,7 @@ std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
 }
 
 int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates,
-                      const ConnectionPlan& plan) {
+                      const ConnectionPlan& plan, const std::set<int>& no_fuse) {
   // Threadblock of each connection: (rank, peer, channel, direction) -> index.
   std::map<std::tuple<int, int, int, int>, int> tb_of;
   for (int rank = 0; rank < static_cast<int>(plan.threadblocks.size()); ++rank) {
@@ -115,6 +115,7 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
   });
   int fused = 0;
   for (const FusionCandidate& c : sorted) {
+    if (no_fuse.count(c.receive)) continue;
     Instruction& recv = l.instructions[c.receive];
     Instruction& send = l.instructions[c.send];
     const Transfer& in = l.transfers[recv.recv_transfer];
@@ -136,6 +137,7 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
     }
     recv.send_transfer = send.send_transfer;
     out.sender = c.receive;
+    recv.fused_send = c.send;
     send.removed = true;
     ++fused;
   }

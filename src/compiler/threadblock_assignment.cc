@@ -43,7 +43,8 @@ bool has_local(const Lowered& l, int rank) {
 }
 
 std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnections& rc,
-                                          int max_threadblocks) {
+                                          int max_threadblocks,
+                                          const std::set<Unpaired>& unpaired) {
   std::vector<PlannedThreadblock> tbs;
   // Pair connections with most fusion candidates first (MSCCLang's rcs chains, e.g. a ring).
   std::vector<std::pair<int, std::pair<Connection, Connection>>> pairs;
@@ -54,6 +55,7 @@ std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnec
   for (const auto& [n, p] : pairs) {
     const auto& [recv, send] = p;
     if (!free_recvs.count(recv) || !free_sends.count(send)) continue;
+    if (unpaired.count({rank, recv.first, recv.second})) continue;
     free_recvs.erase(recv);
     free_sends.erase(send);
     tbs.push_back({send.first, recv.first, recv.second, {}});
@@ -64,8 +66,9 @@ std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnec
   };
   // Over the limit: pair leftover send and receive connections of the same channel.
   for (auto s = free_sends.begin(); total() > max_threadblocks && s != free_sends.end();) {
-    auto r = std::find_if(free_recvs.begin(), free_recvs.end(),
-                          [&](const Connection& c) { return c.second == s->second; });
+    auto r = std::find_if(free_recvs.begin(), free_recvs.end(), [&](const Connection& c) {
+      return c.second == s->second && !unpaired.count({rank, c.first, c.second});
+    });
     if (r == free_recvs.end()) {
       ++s;
       continue;
@@ -93,12 +96,12 @@ std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnec
 }  // namespace
 
 ConnectionPlan pair_connections(const Lowered& l, const std::vector<FusionCandidate>& candidates,
-                                int max_threadblocks) {
+                                int max_threadblocks, const std::set<Unpaired>& unpaired) {
   std::vector<RankConnections> ranks = collect(l, candidates);
   ConnectionPlan plan;
   plan.threadblocks.resize(l.collective.num_ranks);
   for (int r = 0; r < l.collective.num_ranks; ++r) {
-    plan.threadblocks[r] = plan_rank(l, r, ranks[r], max_threadblocks);
+    plan.threadblocks[r] = plan_rank(l, r, ranks[r], max_threadblocks, unpaired);
   }
   return plan;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "ccsynth/compiler/deadlock_check.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -104,6 +105,14 @@ TEST_P(CompileMatrix, CompiledProgramVerifies) {
                            << (inplace ? " in-place" : "") << "\n"
                            << report.summary() << program;
   EXPECT_TRUE(formats::check_dialect(program, formats::XmlDialect::kExecutor).empty());
+  // Deadlock freedom must not rely on deep FIFOs: two slots (a fused rcs/rrs needs one free slot
+  // while its receiver still holds the previous message, as in every MSCCL ring).
+  options.fifo_slots = 2;
+  const Program tight_program = compile(algorithm, options);
+  verify::VerifyProgramOptions one_slot;
+  one_slot.fifo_slots = 2;
+  const auto tight = verify::verify_program(tight_program, one_slot);
+  EXPECT_TRUE(tight.ok()) << c.name << " with two FIFO slots\n" << tight.summary();
 }
 
 std::string param_name(const ::testing::TestParamInfo<Params>& info) {
@@ -303,6 +312,36 @@ TEST(Compile, DependenciesAreNeeded) {
     for (Threadblock& tb : g.threadblocks)
       for (Step& s : tb.steps) s.dep_tb = s.dep_step = -1, s.has_dep = false;
   EXPECT_FALSE(verify::verify_program(p).ok());
+}
+
+TEST(Compile, ManyUnaggregatedSendsDoNotOverflowTheFifo) {
+  // 9 sends per step into a ring of fused rcs would need 10 FIFO slots; the deadlock check
+  // un-fuses or un-pairs until it runs with the runtime's 8.
+  CompileOptions o;
+  o.aggregate = false;
+  for (const Algorithm& a : {testing::ring_allgather(4, 9), testing::ring_allreduce(3, 9)}) {
+    const Program p = compile(a, o);
+    EXPECT_TRUE(find_fifo_deadlock(p, 8, false).empty());
+    EXPECT_TRUE(verify::verify_program(p).ok()) << verify::verify_program(p).summary();
+  }
+}
+
+TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {
+  const Program p = compile(testing::ring_allgather(3, 1), {});
+  EXPECT_TRUE(find_fifo_deadlock(p, 2, false).empty());
+  const auto blocked = find_fifo_deadlock(p, 1, false);
+  ASSERT_EQ(blocked.size(), 3u);  // every rank's rcs waits for its successor's full FIFO
+  for (const BlockedStep& b : blocked) {
+    EXPECT_TRUE(b.on_send);
+    EXPECT_EQ(b.step, 1);
+  }
+  CompileOptions o;
+  o.fifo_slots = 1;
+  const Program unfused = compile(testing::ring_allgather(3, 1), o);
+  EXPECT_TRUE(find_fifo_deadlock(unfused, 1, false).empty());
+  verify::VerifyProgramOptions vo;
+  vo.fifo_slots = 1;
+  EXPECT_TRUE(verify::verify_program(unfused, vo).ok());
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct CompileOptions {
   int max_steps_per_threadblock = 64;   // executor build default; classic allows 256
   int max_threadblocks_per_rank = 1024; // executor; classic allows 216
   int max_count = 71;               // largest cnt of one step
+  int fifo_slots = 8;               // messages a connection buffers (NCCL_STEPS); deadlock check
   bool aggregate = true;            // merge contiguous same-step transfers (MSCCLang 5.1)
   bool fuse = true;                 // rcs / rrcs / rrs fusion (MSCCLang 4.3)
 };

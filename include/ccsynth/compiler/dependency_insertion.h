@@ -13,6 +13,9 @@ namespace ccsynth::compiler {
 
 /// Turns an assigned Lowered into a Program (buffers, threadblocks, steps with depid/deps and
 /// hasdep). Program-level fields (name, protocol, sizes) are left to the caller.
-Program insert_dependencies(const Lowered& lowered);
+/// When `origins` is given it receives, per rank and threadblock, the instruction index of
+/// every step (-1 for nops), for passes that map program steps back to instructions.
+using StepOrigins = std::vector<std::vector<std::vector<int>>>;
+Program insert_dependencies(const Lowered& lowered, StepOrigins* origins = nullptr);
 
 }  // namespace ccsynth::compiler

@@ -5,6 +5,7 @@
 // nothing locally. The fused instruction runs at the receive's place in the global order; a
 // fusion is skipped when it would reorder the sends of the send connection (FIFO matching).
 
+#include <set>
 #include <vector>
 
 #include "ccsynth/compiler/lowered.h"
@@ -26,9 +27,10 @@ struct ConnectionPlan {
   std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, instructions empty
 };
 
-/// Fuses the candidates whose receive and send connections share a threadblock in `plan`.
-/// Returns the number of fused pairs.
+/// Fuses the candidates whose receive and send connections share a threadblock in `plan`,
+/// except receives listed in `no_fuse` (un-fused by the deadlock check). Returns the number
+/// of fused pairs.
 int fuse_instructions(Lowered& lowered, const std::vector<FusionCandidate>& candidates,
-                      const ConnectionPlan& plan);
+                      const ConnectionPlan& plan, const std::set<int>& no_fuse = {});
 
 }  // namespace ccsynth::compiler

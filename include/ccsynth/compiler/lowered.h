@@ -35,6 +35,7 @@ struct Instruction {
   int send_transfer = -1;  // transfer this instruction sends, or -1
   int recv_transfer = -1;  // transfer this instruction receives, or -1
   bool removed = false;    // merged away by aggregation or fusion
+  int fused_send = -1;     // the send instruction folded into this one by fusion, or -1
   int threadblock = -1;    // assigned by threadblock assignment
 };
 

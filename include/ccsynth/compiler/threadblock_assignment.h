@@ -6,6 +6,8 @@
 // ring); local copies run on one local threadblock per rank. Every threadblock runs its
 // instructions in the global order, which makes the program deadlock-free.
 
+#include <set>
+
 #include "ccsynth/compiler/fusion.h"
 #include "ccsynth/compiler/lowered.h"
 
@@ -15,9 +17,17 @@ namespace ccsynth::compiler {
 /// pairing connections by fusion candidates; when a rank would exceed `max_threadblocks`,
 /// leftover same-channel send and receive connections are paired too. Throws UserError when
 /// it still does not fit.
+/// A receive connection (peer, channel) of a rank that must get its own threadblock.
+struct Unpaired {
+  int rank = 0;
+  int recv_peer = 0;
+  int channel = 0;
+  auto operator<=>(const Unpaired&) const = default;
+};
+
 ConnectionPlan pair_connections(const Lowered& lowered,
                                 const std::vector<FusionCandidate>& candidates,
-                                int max_threadblocks);
+                                int max_threadblocks, const std::set<Unpaired>& unpaired = {});
 
 /// Places every instruction into its threadblock (Lowered::threadblocks), in key order.
 void assign_threadblocks(Lowered& lowered, const ConnectionPlan& plan);
