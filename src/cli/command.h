@@ -29,6 +29,7 @@ std::string read_text_file(const std::string& path);
 
 // Registration functions, one per verb file (keep in the order of main.cc).
 void add_topo_command(CLI::App& app, CommandResult& result);
+void add_verify_command(CLI::App& app, CommandResult& result);
 void add_simulate_command(CLI::App& app, CommandResult& result);
 void add_bounds_command(CLI::App& app, CommandResult& result);
 
