@@ -32,5 +32,7 @@ void add_topo_command(CLI::App& app, CommandResult& result);
 void add_verify_command(CLI::App& app, CommandResult& result);
 void add_simulate_command(CLI::App& app, CommandResult& result);
 void add_bounds_command(CLI::App& app, CommandResult& result);
+void add_compile_command(CLI::App& app, CommandResult& result);
+void add_baseline_command(CLI::App& app, CommandResult& result);
 
 }  // namespace ccsynth::cli

@@ -21,6 +21,8 @@ int run(int argc, char** argv) {
   add_verify_command(app, result);
   add_simulate_command(app, result);
   add_bounds_command(app, result);
+  add_compile_command(app, result);
+  add_baseline_command(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -75,4 +75,23 @@ Program replicate_instances(const Program& program, int instances) {
   return out;
 }
 
+Collective replicate_collective(const Collective& c, int instances) {
+  if (instances <= 1) return c;
+  Collective out = c;
+  out.chunks_per_rank = c.chunks_per_rank * instances;
+  out.input_chunks = c.input_chunks * instances;
+  out.output_chunks = c.output_chunks * instances;
+  out.chunks.clear();
+  auto scale = [&](const std::vector<Slot>& slots, int i) {
+    std::vector<Slot> fine;
+    for (const Slot& s : slots) fine.push_back({s.rank, s.index * instances + i});
+    return fine;
+  };
+  // Fine chunk k*N + i is subchunk i of chunk k (the order make_collective numbers them in).
+  for (const ChunkSpec& spec : c.chunks) {
+    for (int i = 0; i < instances; ++i) out.chunks.push_back({scale(spec.pre, i), scale(spec.post, i)});
+  }
+  return out;
+}
+
 }  // namespace ccsynth::compiler

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "ccsynth/compiler/deadlock_check.h"
+#include "ccsynth/compiler/instances.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -342,6 +343,35 @@ TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {
   verify::VerifyProgramOptions vo;
   vo.fifo_slots = 1;
   EXPECT_TRUE(verify::verify_program(unfused, vo).ok());
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler
+
+namespace ccsynth::compiler {
+namespace {
+
+TEST(Instances, ReplicatedBuiltinCollectiveIsTheFinerBuiltin) {
+  for (CollectiveKind kind : builtin_collective_kinds()) {
+    const Collective coarse = make_collective(kind, 4, 2, 1);
+    EXPECT_EQ(replicate_collective(coarse, 3), make_collective(kind, 4, 6, 1)) << to_string(kind);
+  }
+  const Collective next = make_alltonext(3, 1);
+  EXPECT_EQ(replicate_collective(next, 1), next);
+  EXPECT_EQ(replicate_collective(next, 2), make_alltonext(3, 2));
+}
+
+TEST(Instances, CustomCollectiveVerifiesAfterReplication) {
+  Algorithm a;
+  a.collective = make_alltonext(4, 1);
+  for (int r = 0; r + 1 < 4; ++r) a.ops.push_back({r, r, r + 1, OpKind::kCopy, 0});
+  CompileOptions o;
+  o.instances = 2;
+  const Program p = compile(a, o);
+  const Collective fine = replicate_collective(a.collective, 2);
+  verify::VerifyProgramOptions vo;
+  vo.collective = &fine;
+  EXPECT_TRUE(verify::verify_program(p, vo).ok()) << verify::verify_program(p, vo).summary();
 }
 
 }  // namespace

@@ -12,4 +12,9 @@ namespace ccsynth::compiler {
 /// Returns the program replicated `instances` times (the program itself for 1).
 Program replicate_instances(const Program& program, int instances);
 
+/// The collective a program compiled with `instances` implements: every chunk split into
+/// subchunks c*N + i, slots likewise, buffers N times larger (what verify_program needs for a
+/// custom collective; built-ins equal make_collective(kind, ranks, N * chunks_per_rank, root)).
+Collective replicate_collective(const Collective& collective, int instances);
+
 }  // namespace ccsynth::compiler
