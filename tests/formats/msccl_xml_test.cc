@@ -320,5 +320,25 @@ TEST(CheckDialect, LimitsAndRules) {
   EXPECT_TRUE(has_issue(check_dialect(chan, XmlDialect::kExecutor), "chan=1"));
 }
 
+TEST(MscclXmlReader, ReportsRuntimeParserLimits) {
+  std::string xml = write_msccl_xml(ring_allgather(2, false));
+  // 17 attributes on <algo> (10 + 7 unknown ones), a 300-character name.
+  xml.replace(xml.find("<algo name=\"ring_allgather\""), 27,
+              "<algo a1=\"1\" a2=\"2\" a3=\"3\" a4=\"4\" a5=\"5\" a6=\"6\" a7=\"7\" name=\"" +
+                  std::string(300, 'x') + "\"");
+  const MscclXmlDocument doc = parse_msccl_xml(xml, "limits.xml");
+  EXPECT_TRUE(has_issue(doc.issues, "algo: has 17 attributes"));
+  EXPECT_TRUE(has_issue(doc.issues, "'name' is longer than 255"));
+  // 1025 steps in one threadblock.
+  Program big = ring_allgather(2, false);
+  auto& steps = big.gpus[0].threadblocks[0].steps;
+  while (steps.size() < 1025) {
+    steps.push_back(make_step(StepType::kNop, Buffer::kInput, -1, Buffer::kOutput, -1, 0));
+  }
+  const MscclXmlDocument many = parse_msccl_xml(write_msccl_xml(big), "many.xml");
+  EXPECT_EQ(many.program, big);
+  EXPECT_TRUE(has_issue(many.issues, "gpu[0]/tb[0]: has 1025 child elements"));
+}
+
 }  // namespace
 }  // namespace ccsynth::formats

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/formats/msccl_xml.h"
 #include "test_programs.h"
 
 namespace ccsynth::verify {
@@ -363,6 +364,53 @@ TEST(VerifyProgram, ManyDefectsAreCappedPerKind) {
   EXPECT_EQ(deadlocks, 101);
   EXPECT_NE(r.violations.back().message.find("200 more deadlock violations"), std::string::npos)
       << r.violations.back().message;
+}
+
+// Files written by other tools (tests/golden/xml): a compiled hierarchical allreduce with
+// cross-threadblock dependencies, and the defects msccl-xml.md lists as known in the wild.
+Program golden(const std::string& name) {
+  return formats::read_msccl_xml_file(std::string(CCSYNTH_SOURCE_DIR) + "/tests/golden/xml/" +
+                                      name);
+}
+
+TEST(VerifyProgramFiles, CompiledHierarchicalAllReduceIsCorrect) {
+  const Program p = golden("hier_allreduce_ndv2x2.executor.xml");
+  const VerifyReport r = verify_program(p);
+  EXPECT_TRUE(r.ok()) << dump(r);
+  for (int slots : {1, 2}) {
+    // The compiler checked the program against 8 slots; fewer may or may not deadlock, but
+    // nothing except deadlocks may appear.
+    for (const Violation& v : verify_program(p, {nullptr, slots}).violations) {
+      EXPECT_EQ(v.kind, ViolationKind::kDeadlock) << v;
+    }
+  }
+}
+
+TEST(VerifyProgramFiles, KnownDefectIncompleteHierarchicalAllReduce) {
+  const VerifyReport r = verify_program(golden("defect_hier_allreduce_dgx1x2.executor.xml"));
+  ASSERT_TRUE(r.has(ViolationKind::kPostcondition)) << dump(r);
+  EXPECT_FALSE(r.has(ViolationKind::kDeadlock));
+  EXPECT_NE(dump(r).find("reduced over 16 contributions"), std::string::npos) << dump(r);
+}
+
+TEST(VerifyProgramFiles, KnownDefectScratchReadBeforeWrite) {
+  const VerifyReport r = verify_program(golden("defect_rs_ag_scratch_uninit.executor.xml"));
+  const Violation v = first(r, ViolationKind::kUninitializedRead);
+  EXPECT_EQ(v.rank, 0) << dump(r);
+  EXPECT_EQ(v.threadblock, 0);
+  EXPECT_EQ(v.step, 5);
+  EXPECT_NE(v.message.find("s[0]"), std::string::npos) << v.message;
+}
+
+TEST(VerifyProgramFiles, KnownDefectMissingExecutorAttributes) {
+  // The program itself is a correct in-place allgather; only the executor cannot load it.
+  const std::string path =
+      std::string(CCSYNTH_SOURCE_DIR) + "/tests/golden/xml/defect_missing_executor_attributes.xml";
+  const formats::MscclXmlDocument doc = formats::parse_msccl_xml_file(path);
+  EXPECT_TRUE(verify_program(doc.program).ok()) << dump(verify_program(doc.program));
+  int executor = 0;
+  for (const formats::XmlIssue& i : doc.issues) executor += i.affects_executor;
+  EXPECT_EQ(executor, 3);
 }
 
 }  // namespace
