@@ -228,6 +228,71 @@ TEST(Shapes, LargeShapesBuild) {
   EXPECT_EQ(rfs.num_ranks, 512);
 }
 
+TEST(Shapes, DragonflyHasOneGlobalLinkPerGroupPair) {
+  const Topology t = make_builtin("dragonfly:5x3");
+  std::map<std::pair<int, int>, int> global;  // (group, group) -> undirected links
+  for (const Link& l : t.links) {
+    const int g = l.src / 3, h = l.dst / 3;
+    if (g < h) ++global[{g, h}];
+  }
+  EXPECT_EQ(global.size(), 10u);  // C(5, 2)
+  for (const auto& [pair, count] : global) EXPECT_EQ(count, 1) << pair.first << "," << pair.second;
+  EXPECT_EQ(t.nodes.size(), 5u);
+  const Topology costed = make_builtin("dragonfly:3x2@gbps=10/40");
+  for (const Link& l : costed.links) {
+    const bool local = l.src / 2 == l.dst / 2;
+    EXPECT_DOUBLE_EQ(l.beta_us_per_mb, beta_from_gbps(local ? 40 : 10));
+  }
+}
+
+TEST(Shapes, HypercubeCostsPerBit) {
+  const Topology t = make_builtin("hypercube:3@gbps=10/20/30");
+  EXPECT_DOUBLE_EQ(t.find_link(0, 1)->beta_us_per_mb, beta_from_gbps(10));
+  EXPECT_DOUBLE_EQ(t.find_link(0, 2)->beta_us_per_mb, beta_from_gbps(20));
+  EXPECT_DOUBLE_EQ(t.find_link(4, 0)->beta_us_per_mb, beta_from_gbps(30));
+  EXPECT_EQ(t.find_link(0, 3), nullptr);
+}
+
+TEST(Shapes, Rfs512) {
+  const Topology t = make_builtin("rfs:8x8x8");
+  EXPECT_EQ(t.nodes.size(), 8u);
+  EXPECT_EQ(t.switches.size(), 64u);
+  EXPECT_EQ(t.diameter(), 4 + 1 + 1);  // ring of 8, full mesh, switch
+  const Topology custom = make_builtin("rfs:8x8x8@gbps=400/200/100,alpha=0.25");
+  EXPECT_DOUBLE_EQ(custom.switches[0].port_beta_us_per_mb, beta_from_gbps(100));
+  EXPECT_DOUBLE_EQ(custom.switches[0].alpha_us, 0.25);
+}
+
+TEST(MultiNode, Dgx1ClusterKeepsNvlinkLanesAndUsesRails) {
+  const Topology t = make_builtin("dgx1x2");
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(out_lanes(t, r, "nvlink"), 6) << r;
+  ASSERT_EQ(t.switches.size(), 4u);
+  EXPECT_EQ(t.switches[1].name, "ib_rail1");
+  EXPECT_EQ(t.switches[1].ranks, (std::vector<int>{2, 3, 10, 11}));
+  EXPECT_EQ(t.nodes, (std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7},
+                                                    {8, 9, 10, 11, 12, 13, 14, 15}}));
+}
+
+TEST(Machines, Amdz52IslandsAndPcie) {
+  const Topology t = make_builtin("amdz52");
+  EXPECT_EQ(t.find_link(2, 3), nullptr);  // routed through GPU 0 (SCCL sec. 5.2.2)
+  ASSERT_NE(t.find_link(0, 2), nullptr);
+  EXPECT_EQ(t.find_link(0, 2)->kind, "xgmi");
+  for (int peer : {0, 2, 3}) EXPECT_EQ(t.find_link(1, peer)->kind, "pcie");
+  for (int peer : {4, 6, 7}) EXPECT_EQ(t.find_link(5, peer)->kind, "pcie");
+  int xgmi = 0;
+  for (const Link& l : t.links) xgmi += l.kind == "xgmi";
+  EXPECT_EQ(xgmi, 16);  // two 4-cycles, both directions
+}
+
+TEST(Names, CanonicalNameRebuildsTheSameTopology) {
+  for (const std::string name : {"DGX1", "Dgx2X2", "ring:8", "MESH2D:4x2@gbps=100/25,alpha=1",
+                                 "rfs:2x2x2@lanes=2,beta=3/4/5", "torus3d:2x3x4@alpha=0.1"}) {
+    const Topology t = make_builtin(name);
+    EXPECT_EQ(make_builtin(t.name), t) << name << " -> " << t.name;
+  }
+}
+
 TEST(Names, BadNamesThrowUserErrors) {
   for (const std::string bad :
        {"dgx3", "ring", "ring:", "ring:1", "ring:x", "mesh2d:4", "mesh2d:4x4x4", "ring:4@gbps=0",
