@@ -16,10 +16,10 @@ struct SlotState {
 
 // Dependencies of every instruction of one rank (instruction ids, at most one per other
 // threadblock: its latest), from read/write sets walked in the global order.
-std::map<int, std::vector<int>> rank_dependencies(const Lowered& l, int rank) {
+std::map<int, std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
   std::map<BufferRef, SlotState> slots;
   std::map<int, std::vector<int>> deps;
-  for (int i : l.rank_order(rank)) {
+  for (int i : order) {
     const Instruction& in = l.instructions[i];
     std::vector<int> found;
     auto each = [&](BufferRef start, auto&& f) {
@@ -83,8 +83,9 @@ Step nop() {
   return s;
 }
 
-GpuProgram build_gpu(const Lowered& l, int rank, std::vector<std::vector<int>>& origins) {
-  const auto deps = rank_dependencies(l, rank);
+GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
+                     std::vector<std::vector<int>>& origins) {
+  const auto deps = rank_dependencies(l, order);
   const auto& planned = l.threadblocks[rank];
   GpuProgram gpu;
   gpu.rank = rank;
@@ -158,9 +159,10 @@ Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
   p.inplace = l.inplace;
   p.outofplace = !l.inplace;
   int max_channel = 0;
+  const auto orders = l.rank_orders();
   for (int r = 0; r < c.num_ranks; ++r) {
     std::vector<std::vector<int>> rank_origins;
-    p.gpus.push_back(build_gpu(l, r, rank_origins));
+    p.gpus.push_back(build_gpu(l, r, orders[r], rank_origins));
     if (origins) origins->push_back(std::move(rank_origins));
     const GpuProgram& g = p.gpus.back();
     p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});

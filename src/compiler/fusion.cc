@@ -10,13 +10,11 @@ namespace ccsynth::compiler {
 
 namespace {
 
-// Output locations of one rank's post slots: values there are never "unused".
-std::set<BufferRef> post_locations(const Lowered& l, int rank) {
-  std::set<BufferRef> out;
+// Output locations of every rank's post slots: values there are never "unused".
+std::vector<std::set<BufferRef>> post_locations(const Lowered& l) {
+  std::vector<std::set<BufferRef>> out(l.collective.num_ranks);
   for (const ChunkSpec& spec : l.collective.chunks) {
-    for (const Slot& s : spec.post) {
-      if (s.rank == rank) out.insert(output_location(l.collective, s, l.inplace));
-    }
+    for (const Slot& s : spec.post) out[s.rank].insert(output_location(l.collective, s, l.inplace));
   }
   return out;
 }
@@ -29,11 +27,12 @@ struct ReceiveUse {
   int send = -1;        // first send reading exactly its range
 };
 
-void scan_rank(const Lowered& l, int rank, std::vector<FusionCandidate>& out) {
+void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<BufferRef>& posts,
+               std::vector<FusionCandidate>& out) {
   std::map<BufferRef, int> last_writer;
   std::unordered_map<int, ReceiveUse> uses;
   std::vector<int> receives;
-  for (int i : l.rank_order(rank)) {
+  for (int i : order) {
     const Instruction& in = l.instructions[i];
     if (reads_src(in.type)) {
       std::set<int> seen;
@@ -70,7 +69,6 @@ void scan_rank(const Lowered& l, int rank, std::vector<FusionCandidate>& out) {
       // last_writer already points at i for its slots (set above)
     }
   }
-  const std::set<BufferRef> posts = post_locations(l, rank);
   for (int r : receives) {
     const ReceiveUse& u = uses[r];
     if (u.send < 0) continue;
@@ -88,7 +86,11 @@ void scan_rank(const Lowered& l, int rank, std::vector<FusionCandidate>& out) {
 
 std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
   std::vector<FusionCandidate> out;
-  for (int rank = 0; rank < l.collective.num_ranks; ++rank) scan_rank(l, rank, out);
+  const auto orders = l.rank_orders();
+  const auto posts = post_locations(l);
+  for (int rank = 0; rank < l.collective.num_ranks; ++rank) {
+    scan_rank(l, orders[rank], posts[rank], out);
+  }
   return out;
 }
 

@@ -16,6 +16,7 @@ using Connection = std::pair<int, int>;  // (peer, channel)
 
 struct RankConnections {
   std::set<Connection> sends, recvs;
+  bool local = false;  // has local instructions (copies)
   std::map<std::pair<Connection, Connection>, int> fusable;  // (recv, send) -> candidates
 };
 
@@ -27,6 +28,9 @@ std::vector<RankConnections> collect(const Lowered& l,
     ranks[tr.src_rank].sends.insert({tr.dst_rank, tr.channel});
     ranks[tr.dst_rank].recvs.insert({tr.src_rank, tr.channel});
   }
+  for (const Instruction& in : l.instructions) {
+    if (!in.removed && in.send_transfer < 0 && in.recv_transfer < 0) ranks[in.rank].local = true;
+  }
   for (const FusionCandidate& c : candidates) {
     const Transfer& in = l.transfers[l.instructions[c.receive].recv_transfer];
     const Transfer& out = l.transfers[l.instructions[c.send].send_transfer];
@@ -36,13 +40,7 @@ std::vector<RankConnections> collect(const Lowered& l,
   return ranks;
 }
 
-bool has_local(const Lowered& l, int rank) {
-  return std::any_of(l.instructions.begin(), l.instructions.end(), [&](const Instruction& in) {
-    return !in.removed && in.rank == rank && in.send_transfer < 0 && in.recv_transfer < 0;
-  });
-}
-
-std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnections& rc,
+std::vector<PlannedThreadblock> plan_rank(int rank, RankConnections& rc,
                                           int max_threadblocks,
                                           const std::set<Unpaired>& unpaired) {
   std::vector<PlannedThreadblock> tbs;
@@ -60,7 +58,7 @@ std::vector<PlannedThreadblock> plan_rank(const Lowered& l, int rank, RankConnec
     free_sends.erase(send);
     tbs.push_back({send.first, recv.first, recv.second, {}});
   }
-  const int local = has_local(l, rank) ? 1 : 0;
+  const int local = rc.local ? 1 : 0;
   auto total = [&] {
     return static_cast<int>(tbs.size() + free_sends.size() + free_recvs.size()) + local;
   };
@@ -101,7 +99,7 @@ ConnectionPlan pair_connections(const Lowered& l, const std::vector<FusionCandid
   ConnectionPlan plan;
   plan.threadblocks.resize(l.collective.num_ranks);
   for (int r = 0; r < l.collective.num_ranks; ++r) {
-    plan.threadblocks[r] = plan_rank(l, r, ranks[r], max_threadblocks, unpaired);
+    plan.threadblocks[r] = plan_rank(r, ranks[r], max_threadblocks, unpaired);
   }
   return plan;
 }
@@ -117,8 +115,9 @@ void assign_threadblocks(Lowered& l, const ConnectionPlan& plan) {
       if (tbs[t].send_peer < 0 && tbs[t].recv_peer < 0) tb_of[r][{-1, -1, 2}] = t;
     }
   }
+  const auto orders = l.rank_orders();
   for (int r = 0; r < l.collective.num_ranks; ++r) {
-    for (int i : l.rank_order(r)) {
+    for (int i : orders[r]) {
       Instruction& in = l.instructions[i];
       int tb = -1;
       if (in.send_transfer >= 0) {

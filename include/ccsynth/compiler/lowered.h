@@ -67,8 +67,8 @@ struct Lowered {
   std::vector<Transfer> transfers;
   std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, after assignment
 
-  /// Instructions of `rank` that are not removed, sorted by key.
-  std::vector<int> rank_order(int rank) const;
+  /// For every rank, its instructions that are not removed, sorted by key (one pass).
+  std::vector<std::vector<int>> rank_orders() const;
 };
 
 /// Reads of an instruction as (buffer ref, count) ranges; empty for nop/recv-only.
