@@ -32,6 +32,11 @@ class ViolationSink {
   std::array<int64_t, 6> counts_{};
 };
 
+/// The step type in backquotes for messages, e.g. "`rcs`".
+std::string quoted(StepType type);
+/// "o[3]" or "o[3..5]" for `count` chunks from `offset`.
+std::string buffer_range(Buffer buffer, int offset, int count = 1);
+
 /// True when `type` reads its src operand locally (s, rrs, rrc, rrcs, cpy, re).
 bool reads_src(StepType type);
 /// True when `type` writes its dst locally (r, rcs, rrc, rrcs, cpy, re).

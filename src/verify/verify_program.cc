@@ -61,9 +61,7 @@ struct TbState {
   std::vector<int> clock;    // vector clock over the rank's threadblocks
 };
 
-std::string cell_name(Buffer b, int index) {
-  return std::string(1, to_char(b)) + "[" + std::to_string(index) + "]";
-}
+std::string cell_name(Buffer b, int index) { return detail::buffer_range(b, index); }
 
 class Simulator {
  public:
@@ -343,7 +341,7 @@ class Simulator {
     const SymbolicValue v = values_[c];
     if (v.empty()) {
       sink_.add(ViolationKind::kUninitializedRead, st.rank, st.local, st.pc,
-                "`" + to_string(tb_of(global(st.rank, st.local)).steps[st.pc].type) + "` reads " +
+                detail::quoted(tb_of(global(st.rank, st.local)).steps[st.pc].type) + " reads " +
                     cell_name(b, index) + ", which holds no value yet");
     }
     return v;
@@ -394,7 +392,7 @@ class Simulator {
 
   std::string stuck_reason(const TbState& st) const {
     const Step& s = p_.gpus[st.rank].threadblocks[st.local].steps[st.pc];
-    const std::string type = "`" + to_string(s.type) + "` ";
+    const std::string type = detail::quoted(s.type) + " ";
     switch (st.wait) {
       case Wait::kDependency: {
         const int u = global(st.rank, s.dep_tb);
