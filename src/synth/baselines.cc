@@ -66,6 +66,11 @@ Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind, const
   return a;
 }
 
+// Channel hint for ops first.. (one channel per ring or tree, as NCCL gives each its own).
+void set_channel(Algorithm& a, size_t first, int channel) {
+  for (size_t i = first; i < a.ops.size(); ++i) a.ops[i].channel = channel;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ring primitives.
 
@@ -116,7 +121,9 @@ Algorithm ring_allgather_alg(const Collective& c, const Topology& t,
     const auto ring = reverse ? reversed(rings[j]) : rings[j];
     std::vector<Block> blocks;
     for (int q : ring) blocks.push_back({{q * C + parts[j].first, parts[j].count}});
+    const size_t first = a.ops.size();
     ring_allgather(a, ring, blocks, 0);
+    if (parts.size() > 1) set_channel(a, first, static_cast<int>(j));
   }
   return a;
 }
@@ -130,6 +137,7 @@ Algorithm ring_alltoall(const Collective& c, const Topology& t,
   const auto parts = split({0, C}, static_cast<int>(rings.size()));
   for (size_t j = 0; j < parts.size(); ++j) {
     const auto& ring = rings[j];
+    const size_t first = a.ops.size();
     for (int step = 0; step + 1 < R; ++step)
       for (int i = 0; i < R; ++i) {
         const int o = ((i - step) % R + R) % R;
@@ -140,6 +148,7 @@ Algorithm ring_alltoall(const Collective& c, const Topology& t,
                OpKind::kCopy, step);
         }
       }
+    if (parts.size() > 1) set_channel(a, first, static_cast<int>(j));
   }
   return a;
 }
@@ -193,9 +202,11 @@ Algorithm tree_collective(const Collective& c, const Topology& t, const std::vec
   const auto halves = split({0, total}, static_cast<int>(trees.size()));
   for (size_t j = 0; j < halves.size(); ++j) {
     const auto pieces = split(halves[j], pipeline);
+    const size_t first = a.ops.size();
     if (c.kind == CK::kBroadcast) tree_broadcast(a, trees[j], pieces, 0);
     if (c.kind == CK::kReduce) tree_reduce(a, trees[j], pieces, 0);
     if (c.kind == CK::kAllReduce) tree_allreduce(a, trees[j], pieces);
+    if (trees.size() > 1) set_channel(a, first, static_cast<int>(j));
   }
   return a;
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/instances.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/topologies/library.h"
@@ -84,10 +85,10 @@ TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
           }
           continue;
         }
+        // With instances every chunk is split into subchunks (compiler/instances.h).
+        const Collective replicated = compiler::replicate_collective(c, instances);
         verify::VerifyProgramOptions vo;
-        // With instances every chunk is split, so the program's collective has more chunks;
-        // it is then derived from the program.
-        if (instances == 1) vo.collective = &c;
+        vo.collective = &replicated;
         const auto program_report = verify::verify_program(p, vo);
         EXPECT_TRUE(program_report.ok()) << to_string(kind) << " " << c << " on " << t.name
                                          << " x" << instances << "\n"
@@ -193,6 +194,9 @@ TEST(Baselines, MultipleRingsSplitChunks) {
   EXPECT_EQ(edges.size(), 32u);
   EXPECT_EQ(a.num_steps(), 14);
   EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
+  std::set<int> channels;  // one channel hint per ring
+  for (const ChunkOp& op : a.ops) channels.insert(op.channel);
+  EXPECT_EQ(channels, (std::set<int>{0, 1, 2, 3, 4, 5}));
   BaselineOptions two;
   two.rings = 2;
   const Algorithm b = make_baseline(BaselineKind::kRing, c, t, two);
