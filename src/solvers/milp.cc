@@ -101,21 +101,29 @@ double to_coin(double value, double infinity) {
 // Loads the model into a Clp solver interface (row-wise matrix).
 void load(const MilpModel& model, OsiClpSolverInterface& solver) {
   const double inf = solver.getInfinity();
-  CoinPackedMatrix matrix(false, 0, 0);
-  matrix.setDimensions(0, model.num_vars());
   std::vector<double> col_lb(model.num_vars()), col_ub(model.num_vars()), obj(model.num_vars());
   for (int v = 0; v < model.num_vars(); ++v) {
     col_lb[v] = to_coin(model.lb(v), inf);
     col_ub[v] = to_coin(model.ub(v), inf);
     obj[v] = model.objective(v);
   }
+  // Build from triplets: appending rows one by one is quadratic in CoinPackedMatrix.
+  std::vector<int> rows, cols;
+  std::vector<double> elements;
   std::vector<double> row_lb(model.num_rows()), row_ub(model.num_rows());
   for (int r = 0; r < model.num_rows(); ++r) {
-    CoinPackedVector row;
-    for (const Term& t : model.row(r)) row.insert(t.var, t.coef);
-    matrix.appendRow(row);
+    for (const Term& t : model.row(r)) {
+      rows.push_back(r);
+      cols.push_back(t.var);
+      elements.push_back(t.coef);
+    }
     row_lb[r] = to_coin(model.row_lb(r), inf);
     row_ub[r] = to_coin(model.row_ub(r), inf);
+  }
+  CoinPackedMatrix matrix(false, rows.data(), cols.data(), elements.data(),
+                          static_cast<CoinBigIndex>(elements.size()));
+  if (matrix.getNumCols() < model.num_vars() || matrix.getNumRows() < model.num_rows()) {
+    matrix.setDimensions(model.num_rows(), model.num_vars());
   }
   solver.loadProblem(matrix, col_lb.data(), col_ub.data(), obj.data(), row_lb.data(),
                      row_ub.data());
@@ -150,6 +158,7 @@ MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
     start_objective = model.evaluate(options.mip_start);
     cbc.setBestSolution(options.mip_start.data(), model.num_vars(), start_objective, false);
   }
+  cbc.initialSolve();  // branchAndBound assumes the root LP has been solved
   cbc.branchAndBound();
 
   const double* best = cbc.bestSolution();

@@ -352,7 +352,11 @@ Sketch parse_sketch(const Json& json, const std::string& file) {
       if (sz.is_number_integer()) {
         s.input_size = sz.get<int64_t>();
       } else if (sz.is_string()) {
-        s.input_size = parse_bytes(sz.get<std::string>(), hctx.at("input_size"));
+        try {
+          s.input_size = parse_bytes(sz.get<std::string>(), hctx.at("input_size"));
+        } catch (const UserError& e) {
+          hctx.fail("input_size", e.reason());
+        }
       } else {
         hctx.fail("input_size", "must be a size such as \"1M\" or a byte count");
       }

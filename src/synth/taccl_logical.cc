@@ -26,8 +26,8 @@ int LogicalTopology::find(int src, int dst) const {
 bool LogicalTopology::allows(const Sketch& sketch, int source, int link) const {
   const LogicalLink& l = links[link];
   // Relay restrictions apply to the hop that takes a chunk out of its source's node.
-  if (!restrict_relays || !l.internode || node_of[l.src] != node_of[source]) return true;
-  return sketch.may_relay(local_of[l.src], local_of[source]);
+  if (!l.internode || node_of[l.src] != node_of[source]) return true;
+  return sketch.may_relay(local_of[reversed ? l.dst : l.src], local_of[source]);
 }
 
 namespace {
@@ -154,7 +154,7 @@ void check_symmetry(const LogicalTopology& lt, const Sketch& sketch) {
 
 LogicalTopology reversed(const LogicalTopology& logical) {
   LogicalTopology r = logical;
-  r.restrict_relays = false;
+  r.reversed = true;
   for (LogicalLink& l : r.links) std::swap(l.src, l.dst);
   std::sort(r.links.begin(), r.links.end(), [](const LogicalLink& a, const LogicalLink& b) {
     return std::pair(a.src, a.dst) < std::pair(b.src, b.dst);

@@ -105,7 +105,7 @@ struct LogicalTopology {
   std::vector<LogicalLink> links;
   std::vector<SwitchPolicy> policies;  // per hyperedge
   std::vector<std::vector<int>> group;  // rank permutations closed under composition (incl. id)
-  bool restrict_relays = true;  // false in reversed(): relay maps describe the forward direction
+  bool reversed = false;  // links reversed: a relay is then the link's destination (reversed())
 
   /// Index of the link src -> dst, or -1.
   int find(int src, int dst) const;
@@ -113,8 +113,10 @@ struct LogicalTopology {
   bool allows(const Sketch& sketch, int source, int link) const;
 };
 
-/// The same logical topology with every link reversed and no relay restrictions (routing a
-/// reducescatter: the inverse of an allgather routed on the reversed links uses the forward ones).
+/// The same logical topology with every link reversed (routing a reducescatter: the inverse of
+/// an allgather routed on the reversed links uses the forward ones). Relay restrictions follow
+/// the links: a chunk owned by a rank enters the owner's node through the senders that would
+/// carry the rank's own chunks out of it.
 LogicalTopology reversed(const LogicalTopology& logical);
 
 /// Builds the logical topology of `sketch` over `topology` (calls check_sketch_fits). Throws

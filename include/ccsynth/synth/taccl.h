@@ -31,6 +31,7 @@ struct TacclOptions {
   double merge_min_alpha_share = 0.02;  // merge binaries only where alpha >= this x beta-time
   bool contiguity = true;        // stage 3 may merge inter-node sends (false: no merge binaries)
   bool exact_schedule = true;    // false: skip stage 3 and keep the stage 2 schedule
+  int solver_log_level = 0;      // CBC's log level (> 0 prints CBC's log on stdout; debugging)
 };
 
 /// What one stage did.
