@@ -76,7 +76,7 @@ bool BufferAllocator::live(int rank, int chunk, const OrderKey& key) const {
   return it != last_read_.end() && key < it->second;
 }
 
-BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key) {
+BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key, bool fresh) {
   const int64_t k = key_of(rank, chunk, collective_.num_chunks());
   const std::optional<BufferRef> old = location(rank, chunk);
   BufferRef target;
@@ -91,7 +91,7 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key)
   }
   // In-place aliasing: never clobber another chunk's value that is still needed.
   auto held = holder_.find(slot_key(rank, target));
-  if (held != holder_.end() && held->second != chunk && live(rank, held->second, key)) {
+  if (fresh || (held != holder_.end() && held->second != chunk && live(rank, held->second, key))) {
     target = fresh_scratch(rank);
     if (post == post_.end()) scratch_of_[k] = target;
   }

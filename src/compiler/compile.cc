@@ -1,5 +1,6 @@
 #include "ccsynth/compiler/compile.h"
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,9 +71,28 @@ bool fix_deadlock(const Lowered& l, const Program& p, const StepOrigins& origins
   return changed;
 }
 
+// Last resort against a deadlock: stuck receives that wait for another threadblock (e.g. for
+// the send that reads their in-place slot) write fresh scratch instead. Returns whether any
+// receive was added to `relocations`.
+bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& origins,
+                       const std::vector<BlockedStep>& blocked, Relocations& relocations) {
+  bool changed = false;
+  for (const BlockedStep& b : blocked) {
+    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
+    size_t s = b.step;
+    while (s < tb.steps.size() && tb.steps[s].type == StepType::kNop) ++s;  // nops wait for it
+    if (s == tb.steps.size() || tb.steps[s].dep_tb < 0 || !receives(tb.steps[s].type)) continue;
+    const Instruction& in = l.instructions[origins[b.rank][b.threadblock][s]];
+    changed |= relocations.insert({in.rank, in.key.op}).second;
+  }
+  return changed;
+}
+
 // The scheduling passes (MSCCLang sec. 5.2) for one channel capacity, repeated until the
-// program runs with the runtime's FIFO depth.
-Program schedule(const Lowered& lowered, int capacity, const CompileOptions& o) {
+// program runs with the runtime's FIFO depth. Returns nullopt after adding receives to
+// `relocations` (the caller lowers again).
+std::optional<Program> schedule(const Lowered& lowered, int capacity, const CompileOptions& o,
+                                Relocations& relocations) {
   DeadlockFixes fixes;
   for (;;) {
     Lowered l = lowered;
@@ -88,6 +108,7 @@ Program schedule(const Lowered& lowered, int capacity, const CompileOptions& o) 
     const auto blocked = find_fifo_deadlock(program, o.fifo_slots, o.instances > 1);
     if (blocked.empty()) return replicate_instances(program, o.instances);
     if (!fix_deadlock(l, program, origins, blocked, fixes)) {
+      if (relocate_receives(l, program, origins, blocked, relocations)) return std::nullopt;
       const BlockedStep& b = blocked.front();
       throw UserError("", "program",
                       "deadlocks with " + std::to_string(o.fifo_slots) +
@@ -98,39 +119,50 @@ Program schedule(const Lowered& lowered, int capacity, const CompileOptions& o) 
   }
 }
 
+// Names the program and applies the options that do not change its steps.
+Program finish(Program program, const Algorithm& algorithm, const CompileOptions& options) {
+  program.name = options.name.empty() ? algorithm.name : options.name;
+  if (program.name.empty()) program.name = algorithm.collective.name;
+  program.protocol = options.protocol;
+  program.min_bytes = options.min_bytes;
+  program.max_bytes = options.max_bytes;
+  return program;
+}
+
 }  // namespace
 
 Program compile(const Algorithm& algorithm, const CompileOptions& options) {
   check_options(options);
   validate(algorithm.collective);
-  // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then aggregation.
-  Lowered lowered = generate_instructions(algorithm, options.inplace);
-  if (options.aggregate) aggregate(lowered, options.max_count);
-  // Scheduling, retried with fewer steps per connection (more channels) while a threadblock
-  // exceeds the runtime's step limit.
-  std::string violation;
-  for (int capacity = options.max_steps_per_threadblock; capacity >= 1; capacity /= 2) {
-    Program program;
-    try {
-      program = schedule(lowered, capacity, options);
-    } catch (const UserError& e) {
-      if (violation.empty()) throw;
-      // More channels per connection cannot help any more: report both reasons.
-      throw UserError("", "program", "cannot fit the runtime limits: " + violation +
-                                         "; with more channels: " + e.reason());
+  Relocations relocations;
+  for (;;) {  // once more whenever the deadlock check moved receives to scratch
+    // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then aggregation.
+    Lowered lowered = generate_instructions(algorithm, options.inplace, relocations);
+    if (options.aggregate) aggregate(lowered, options.max_count);
+    // Scheduling, retried with fewer steps per connection (more channels) while a
+    // threadblock exceeds the runtime's step limit.
+    std::string violation;
+    bool relower = false;
+    for (int capacity = options.max_steps_per_threadblock; capacity >= 1; capacity /= 2) {
+      std::optional<Program> program;
+      try {
+        program = schedule(lowered, capacity, options, relocations);
+      } catch (const UserError& e) {
+        if (violation.empty()) throw;
+        // More channels per connection cannot help any more: report both reasons.
+        throw UserError("", "program", "cannot fit the runtime limits: " + violation +
+                                           "; with more channels: " + e.reason());
+      }
+      if (!program) {
+        relower = true;
+        break;
+      }
+      violation = limit_violation(*program, options);
+      if (violation.empty()) return finish(std::move(*program), algorithm, options);
+      if (!only_steps_exceeded(*program, options)) break;
     }
-    violation = limit_violation(program, options);
-    if (violation.empty()) {
-      program.name = options.name.empty() ? algorithm.name : options.name;
-      if (program.name.empty()) program.name = algorithm.collective.name;
-      program.protocol = options.protocol;
-      program.min_bytes = options.min_bytes;
-      program.max_bytes = options.max_bytes;
-      return program;
-    }
-    if (!only_steps_exceeded(program, options)) break;
+    if (!relower) throw UserError("", "program", "cannot fit the runtime limits: " + violation);
   }
-  throw UserError("", "program", "cannot fit the runtime limits: " + violation);
 }
 
 }  // namespace ccsynth::compiler

@@ -88,7 +88,8 @@ void emit_pieces(Lowered& l, const ChunkOp& op, int op_index, const OpLocations&
 
 }  // namespace
 
-Lowered generate_instructions(const Algorithm& algorithm, bool inplace) {
+Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
+                              const Relocations& relocations) {
   const Collective& c = algorithm.collective;
   for (size_t i = 0; i < algorithm.ops.size(); ++i) check_op(c, algorithm.ops[i], i);
   Lowered l;
@@ -130,7 +131,8 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace) {
           }
           at[j].operand.push_back(*operand);
         }
-        at[j].dst.push_back(alloc.place_write(op.dst, k, key));
+        const bool fresh = relocations.count({op.dst, indices[j]}) > 0;
+        at[j].dst.push_back(alloc.place_write(op.dst, k, key, fresh));
       }
       emit_pieces(l, op, indices[j], at[j]);
     }

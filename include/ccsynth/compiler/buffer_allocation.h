@@ -32,8 +32,9 @@ class BufferAllocator {
   /// Where `rank` currently keeps `chunk`, or nullopt if it holds no value.
   std::optional<BufferRef> location(int rank, int chunk) const;
   /// Chooses the location of a new value of `chunk` written at `rank` by the access at `key`
-  /// and records it as the chunk's current location.
-  BufferRef place_write(int rank, int chunk, const OrderKey& key);
+  /// and records it as the chunk's current location. `fresh` forces a new scratch slot (the
+  /// deadlock check relocates receives that would wait for a send reading their slot).
+  BufferRef place_write(int rank, int chunk, const OrderKey& key, bool fresh = false);
   /// Copies that put every post value in its output slot(s), in an order that never
   /// overwrites the source of a later copy.
   std::vector<FinalCopy> final_copies() const;

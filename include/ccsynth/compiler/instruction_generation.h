@@ -6,13 +6,20 @@
 // contiguous in some buffer is split into contiguous pieces. Final local `cpy`s put values into
 // output slots they did not arrive in.
 
+#include <set>
+#include <utility>
+
 #include "ccsynth/compiler/lowered.h"
 #include "ccsynth/core/algorithm.h"
 
 namespace ccsynth::compiler {
 
+/// Receives that must write a fresh scratch slot: (destination rank, op index).
+using Relocations = std::set<std::pair<int, int>>;
+
 /// Lowers `algorithm` to instructions. Throws UserError for ops outside the collective
 /// (ranks, chunks, counts, steps) and for reads of chunks a rank does not hold.
-Lowered generate_instructions(const Algorithm& algorithm, bool inplace);
+Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
+                              const Relocations& relocations = {});
 
 }  // namespace ccsynth::compiler
