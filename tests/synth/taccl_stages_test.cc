@@ -1,0 +1,184 @@
+// Each TACCL stage on small hand-built topologies with hand-checked optimal answers.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/synth/taccl.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_algorithm.h"
+
+namespace ccsynth::synth {
+namespace {
+
+// Ranks 0..n-1 in a line, links both ways costing 0.5 + 0.5 = 1 us per 1 KiB chunk.
+Topology line(int n) {
+  Topology t;
+  t.name = "line";
+  t.num_ranks = n;
+  t.nodes = {{}};
+  for (int r = 0; r < n; ++r) t.nodes[0].push_back(r);
+  for (int r = 0; r + 1 < n; ++r) {
+    t.links.push_back(Link{r, r + 1, 1, 0.5, 512.0, "nvlink"});
+    t.links.push_back(Link{r + 1, r, 1, 0.5, 512.0, "nvlink"});
+  }
+  validate(t);
+  return t;
+}
+
+// Two single-GPU nodes joined by an IB link: alpha 10 us, 1 us per 1 MiB chunk.
+Topology two_nodes() {
+  Topology t;
+  t.name = "pair";
+  t.num_ranks = 2;
+  t.nodes = {{0}, {1}};
+  t.links = {Link{0, 1, 1, 10.0, 1.0, "ib"}, Link{1, 0, 1, 10.0, 1.0, "ib"}};
+  validate(t);
+  return t;
+}
+
+Sketch empty_sketch(int nnodes = 1) {
+  return parse_sketch_text("{\"nnodes\": " + std::to_string(nnodes) + "}", "test.json");
+}
+
+TEST(TacclRouting, LineAllgatherRelaysThroughTheMiddle) {
+  const Topology t = line(3);
+  const Sketch s = empty_sketch();
+  const LogicalTopology lt = make_logical_topology(s, t);
+  StageReport report;
+  const Routing r =
+      route(lt, s, make_collective(CollectiveKind::kAllGather, 3, 1), 1024, {}, &report);
+  // Chunk 0: 0->1->2, chunk 1: 1->0 and 1->2, chunk 2: 2->1->0. Link 1->2 carries chunks 0 and
+  // 1, so the relaxed makespan (eq. 6) is 2 transfers of 1 us.
+  EXPECT_EQ(r.transfers.size(), 6u);
+  EXPECT_NEAR(r.objective_us, 2.0, 1e-6);
+  EXPECT_EQ(report.status, "optimal");
+  for (const Transfer& tr : r.transfers) {
+    if (tr.chunk == 0 && tr.dst == 2) {
+      EXPECT_EQ(tr.src, 1);
+      ASSERT_EQ(tr.preds.size(), 1u);
+      EXPECT_EQ(r.transfers[tr.preds[0]].dst, 1);
+    }
+  }
+}
+
+TEST(TacclSchedule, LineAllgatherIsOptimalAndVerifies) {
+  const Topology t = line(3);
+  TacclOptions o;
+  o.bytes = 1024;
+  const TacclResult r = synthesize_taccl(t, empty_sketch(), CollectiveKind::kAllGather, o);
+  // Lower bound: chunk 0 needs two hops of 1 us; link 1->2 carries two chunks.
+  EXPECT_NEAR(r.makespan_us, 2.0, 1e-6);
+  EXPECT_EQ(r.status, SynthStatus::kOptimal);
+  ASSERT_TRUE(r.algorithm);
+  EXPECT_TRUE(verify::verify_algorithm(*r.algorithm, &t).ok());
+  EXPECT_EQ(r.algorithm->num_steps(), 2);
+  for (const ChunkOp& op : r.algorithm->ops) EXPECT_GE(op.start_us, 0.0);
+}
+
+TEST(TacclSchedule, ContiguityMergesInternodeSends) {
+  // Four 1 MiB chunks from rank 0 to rank 1 over alpha 10 us: sent one by one they take
+  // 4 * 11 = 44 us, sent together 10 + 4 = 14 us (eq. 16-19).
+  const Topology t = two_nodes();
+  TacclOptions o;
+  o.bytes = 4 << 20;
+  o.chunkup = 4;
+  const TacclResult merged = synthesize_taccl(t, empty_sketch(2), CollectiveKind::kAllGather, o);
+  EXPECT_NEAR(merged.makespan_us, 14.0, 1e-6);
+  ASSERT_TRUE(merged.algorithm);
+  EXPECT_TRUE(verify::verify_algorithm(*merged.algorithm, &t).ok());
+  ASSERT_EQ(merged.algorithm->ops.size(), 2u);  // one op of 4 consecutive chunks per direction
+  EXPECT_EQ(merged.algorithm->ops[0].count, 4);
+  o.contiguity = false;
+  const TacclResult separate = synthesize_taccl(t, empty_sketch(2), CollectiveKind::kAllGather, o);
+  EXPECT_NEAR(separate.makespan_us, 44.0, 1e-6);
+  EXPECT_EQ(separate.algorithm->ops.size(), 8u);
+}
+
+TEST(TacclSchedule, ReducescatterInvertsTheTrees) {
+  const Topology t = line(3);
+  TacclOptions o;
+  o.bytes = 3 * 1024;
+  const TacclResult r = synthesize_taccl(t, empty_sketch(), CollectiveKind::kReduceScatter, o);
+  // Rank 0's chunk: 2->1 at 0, reduced, 1->0 at 1; every link carries at most two chunks.
+  EXPECT_NEAR(r.makespan_us, 2.0, 1e-6);
+  ASSERT_TRUE(r.algorithm);
+  EXPECT_TRUE(verify::verify_algorithm(*r.algorithm, &t).ok());
+  for (const ChunkOp& op : r.algorithm->ops) EXPECT_EQ(op.kind, OpKind::kReduce);
+  const TacclResult ar = synthesize_taccl(t, empty_sketch(), CollectiveKind::kAllReduce, o);
+  EXPECT_TRUE(verify::verify_algorithm(*ar.algorithm, &t).ok());
+  EXPECT_GE(ar.makespan_us, r.makespan_us);
+}
+
+TEST(TacclOrdering, GreedyRespectsDependenciesAndLinks) {
+  const Topology t = line(4);
+  const Sketch s = empty_sketch();
+  const LogicalTopology lt = make_logical_topology(s, t);
+  const Routing r = route(lt, s, make_collective(CollectiveKind::kAllGather, 4, 1), 1024, {}, nullptr);
+  const Ordering o = order_transfers(r.transfers, lt, s, 1024);
+  for (size_t i = 0; i < r.transfers.size(); ++i) {
+    for (int p : r.transfers[i].preds) EXPECT_GE(o.greedy.send_us[i], o.greedy.arrive_us[p] - 1e-9);
+  }
+  for (const auto& lane : o.lane_order) {
+    for (size_t i = 1; i < lane.size(); ++i) {
+      EXPECT_GE(o.greedy.send_us[lane[i]], o.greedy.arrive_us[lane[i - 1]] - 1e-9);
+    }
+  }
+  // Line of 4: link 1->2 carries chunks 0 and 1 and link 2->3 chunks 0, 1 and 2: 3 transfers.
+  EXPECT_NEAR(o.greedy.makespan_us, 3.0, 1e-6);
+}
+
+TEST(TacclRouting, SymmetryFoldsVariables) {
+  Topology ring;
+  ring.name = "ring4";
+  ring.num_ranks = 4;
+  ring.nodes = {{0, 1, 2, 3}};
+  for (int r = 0; r < 4; ++r) {
+    ring.links.push_back(Link{r, (r + 1) % 4, 1, 0.5, 512.0, "nvlink"});
+    ring.links.push_back(Link{(r + 1) % 4, r, 1, 0.5, 512.0, "nvlink"});
+  }
+  validate(ring);
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 4, 1);
+  const Sketch plain = empty_sketch();
+  const Sketch folded = parse_sketch_text(R"({"symmetry_offsets": [[1, 4]]})", "f.json");
+  StageReport a, b;
+  const Routing ra = route(make_logical_topology(plain, ring), plain, ag, 1024, {}, &a);
+  const Routing rb = route(make_logical_topology(folded, ring), folded, ag, 1024, {}, &b);
+  EXPECT_NEAR(ra.objective_us, rb.objective_us, 1e-6);
+  EXPECT_NEAR(rb.objective_us, 2.0, 1e-6);  // the opposite rank is 2 hops away
+  EXPECT_LT(b.variables, a.variables);
+  EXPECT_EQ(rb.transfers.size(), 12u);
+}
+
+TEST(TacclSketch, Dgx2Sketch1RelaysOnlyThroughMappedSenders) {
+  const Topology t = topologies::make_builtin("dgx2x2");
+  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
+  TacclOptions o;
+  o.time_limit_s = 5;
+  o.exact_schedule = false;
+  const TacclResult r = synthesize_taccl(t, s, CollectiveKind::kAllGather, o);
+  ASSERT_TRUE(r.algorithm);
+  EXPECT_TRUE(verify::verify_algorithm(*r.algorithm, &t).ok());
+  int internode = 0;
+  for (const ChunkOp& op : r.algorithm->ops) {
+    if (t.node_of(op.src) == t.node_of(op.dst)) continue;
+    for (int k = op.chunk; k < op.chunk + op.count; ++k) {
+      ++internode;
+      const int source = k / 2;  // chunkup 2
+      EXPECT_EQ(op.src % 2, 1);
+      EXPECT_EQ(op.src, source | 1) << "chunk of rank " << source << " left via " << op.src;
+      EXPECT_EQ(op.dst % 16, op.src % 16 - 1);
+    }
+  }
+  EXPECT_EQ(internode, 64);  // every chunk crosses exactly once
+}
+
+TEST(Taccl, RejectsUnsupportedCollectivesAndMismatchedSketches) {
+  const Topology t = line(3);
+  EXPECT_THROW(synthesize_taccl(t, empty_sketch(), CollectiveKind::kBroadcast), UserError);
+  EXPECT_THROW(synthesize_taccl(t, empty_sketch(2), CollectiveKind::kAllGather), UserError);
+}
+
+}  // namespace
+}  // namespace ccsynth::synth
