@@ -18,6 +18,7 @@
 #include <limits>
 #include <queue>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ccsynth/core/collective.h"
@@ -173,6 +174,13 @@ double lower_bound_us(const std::vector<synth::TenLink>& links, const Collective
   return bound;
 }
 
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
+         usage.ru_stime.tv_usec * 1e-6;
+}
+
 long peak_rss_mb() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -219,8 +227,10 @@ void run(const Case& c) {
   if (const char* trials = std::getenv("TACOS_TRIALS")) options.trials = std::atoi(trials);
   if (const char* window = std::getenv("TACOS_WINDOW")) options.pick_window = std::atoi(window);
   const auto started = std::chrono::steady_clock::now();
-  const synth::TacosResult r = synth::synthesize_tacos(topology, collective, options);
+  const double cpu_started = cpu_seconds();
+  const synth::TacosResult r = synth::synthesize_tacos(topology, std::move(collective), options);
   const double synth_s = seconds_since(started);
+  const double synth_cpu_s = cpu_seconds() - cpu_started;
   const auto links = synth::ten_links(topology, static_cast<double>(c.chunk_bytes), 0);
   std::string compare;
   if (c.kind == CollectiveKind::kAllReduce) {
@@ -244,10 +254,10 @@ void run(const Case& c) {
     std::snprintf(buf, sizeof buf, "bound %.1f us, ratio %.4f", bound, r.time_us / bound);
     compare = buf;
   }
-  std::printf("%-12s %-16s %-10s ranks=%-6d synth=%.3fs ten=%.1fus %s ops=%lld repl=%lld "
-              "rss=%ldMB\n",
+  std::printf("%-12s %-16s %-10s ranks=%-6d wall=%.3fs cpu=%.3fs ten=%.1fus %s ops=%lld "
+              "repl=%lld rss=%ldMB\n",
               c.name.c_str(), topology.name.c_str(), r.algorithm.collective.name.c_str(),
-              topology.num_ranks, synth_s, r.time_us, compare.c_str(),
+              topology.num_ranks, synth_s, synth_cpu_s, r.time_us, compare.c_str(),
               static_cast<long long>(r.transfers), static_cast<long long>(r.replacements),
               peak_rss_mb());
   std::fflush(stdout);

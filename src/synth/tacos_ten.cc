@@ -179,6 +179,12 @@ class Engine {
         }
       }
     }
+    for (int k = 0; k < chunks_; ++k) ++unclaimed_[c.chunks[k].pre[0].rank];  // log sizes
+    for (int r = 0; r < ranks_; ++r) log_[r].reserve(static_cast<size_t>(unclaimed_[r]));
+    for (int k = 0; k < chunks_; ++k) --unclaimed_[c.chunks[k].pre[0].rank];
+    s_.chunk.reserve(static_cast<size_t>(unclaimed_total_));
+    s_.link.reserve(static_cast<size_t>(unclaimed_total_));
+    s_.start_event.reserve(static_cast<size_t>(unclaimed_total_));
     for (int k = 0; k < chunks_; ++k) {
       const int r = c.chunks[k].pre[0].rank;
       if (!claimed_.get(r, k)) {
@@ -207,10 +213,10 @@ class Engine {
     const int e = s_.link[id];
     const int v = s_.links[e].dst;
     ++free_lanes_[e];
-    held_.set(v, chunk);
     log_[v].push_back(chunk);
     const int event = static_cast<int>(s_.event_ticks.size()) - 1;
-    if (replacement_) {
+    if (replacement_) {  // only replacement asks who holds what, and when
+      held_.set(v, chunk);
       log_event_[v].push_back(event);
       remove_inflight(v, id);
     }
