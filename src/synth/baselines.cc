@@ -510,7 +510,7 @@ Algorithm hier_allgather(const Collective& c, const Topology& t, bool reverse) {
       const auto it = std::find(leaders.begin(), leaders.end(), L.local[r]);
       if (it != leaders.end())
         for (int m = 0; m < L.nodes; ++m)
-          if (m != static_cast<int>(n)) {
+          if (all_rails || m != static_cast<int>(n)) {  // phase A spread the node's own
             const auto& s = share[it - leaders.begin()][m];
             ids.insert(ids.end(), s.begin(), s.end());
           }

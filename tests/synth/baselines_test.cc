@@ -238,6 +238,29 @@ TEST(Baselines, NamesRoundTrip) {
   EXPECT_EQ(parse_baseline_kind("RD"), BaselineKind::kRecursiveDoubling);
 }
 
+TEST(Baselines, MultiNodeBaselinesVerifyOnClusters) {
+  for (const std::string name : {"dgx1x2", "dgx2x2", "ndv4x2"}) {
+    const Topology& t = topology(name);
+    for (CollectiveKind ck : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                              CollectiveKind::kAllReduce}) {
+      const Algorithm a = make_baseline(BaselineKind::kHier, make_collective(ck, t.num_ranks), t);
+      EXPECT_TRUE(verify::verify_algorithm(a, &t).ok()) << a.name << " on " << name;
+    }
+    const Algorithm a2a =
+        make_baseline(BaselineKind::kTwoStep, make_collective(CollectiveKind::kAllToAll, t.num_ranks), t);
+    EXPECT_TRUE(verify::verify_algorithm(a2a, &t).ok()) << name;
+    // Cross-node ops only in the aggregated step: each (source, destination) rank pair once.
+    std::set<std::pair<int, int>> pairs;
+    for (const ChunkOp& op : a2a.ops)
+      if (t.node_of(op.src) != t.node_of(op.dst)) pairs.insert({op.src, op.dst});
+    for (const auto& [src, dst] : pairs) {
+      EXPECT_EQ(t.nodes[t.node_of(src)] == t.nodes[0] ? src : src - t.num_ranks / 2,
+                t.nodes[t.node_of(dst)] == t.nodes[0] ? dst : dst - t.num_ranks / 2)
+          << "cross-node traffic between different local indices on " << name;
+    }
+  }
+}
+
 TEST(Baselines, HierOnNdv2RelaysThroughTheNicGpus) {
   // NDv2 x2: only GPUs 0 and 1 of each node reach the IB switch, so hier uses them as leaders.
   const Topology& t = topology("ndv2x2");
