@@ -27,6 +27,7 @@ namespace {
 using detail::DimCost;
 
 constexpr int64_t kMaxRanks = 1 << 22;  // keeps a typo from allocating gigabytes
+constexpr int64_t kMaxLinks = 1 << 25;
 
 const std::vector<BuiltinInfo>& catalog() {
   static const std::vector<BuiltinInfo> kCatalog = {
@@ -189,6 +190,12 @@ Topology make_parameterized(const std::string& spec, const std::string& params, 
     }
   }
   if (ranks < 2) fail(shape + " needs at least 2 ranks");
+  // Full meshes grow quadratically: refuse sizes whose link list alone would take gigabytes.
+  int64_t links = 0;
+  if (shape == "fc") links = ranks * ranks;
+  if (shape == "dragonfly") links = ranks * dims[1] + int64_t{dims[0]} * dims[0];
+  if (shape == "rfs") links = ranks * (dims[1] + 2);
+  if (links > kMaxLinks) fail("more than " + std::to_string(kMaxLinks) + " links");
   std::string canonical_params;
   const std::vector<DimCost> costs = parse_costs(
       shape, detail::cost_dimensions(shape, dims), params, has_params, canonical_params);

@@ -297,7 +297,8 @@ TEST(Names, BadNamesThrowUserErrors) {
   for (const std::string bad :
        {"dgx3", "ring", "ring:", "ring:1", "ring:x", "mesh2d:4", "mesh2d:4x4x4", "ring:4@gbps=0",
         "ring:4@alpha=-1", "ring:4@gbps=1/2", "ring:4@foo=1", "ring:4@gbps=1,beta=2",
-        "dgx1@alpha=1", "amdz52x2", "dgx2x0", "hypercube:40", "ring:4@lanes=1.5", "fc:0"}) {
+        "dgx1@alpha=1", "amdz52x2", "dgx2x0", "hypercube:40", "ring:4@lanes=1.5", "fc:0",
+        "fc:100000", "mesh2d:4096x4096"}) {
     EXPECT_THROW(make_builtin(bad), UserError) << bad;
   }
   try {
