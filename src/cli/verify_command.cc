@@ -23,6 +23,9 @@ namespace {
 // Programs above this many steps get a progress line on stderr (they take about a second).
 constexpr int64_t kProgressSteps = 1'000'000;
 
+// Runtime-loadability issues listed before the rest are summarized in one entry.
+constexpr size_t kMaxDialectIssues = 100;
+
 struct VerifyOptions {
   std::string file;
   bool json = false;
@@ -70,11 +73,19 @@ void add_dialect_issues(const formats::MscclXmlDocument& doc, formats::XmlDialec
   for (const formats::XmlIssue& issue : formats::check_dialect(doc.program, target)) {
     issues.push_back(issue);
   }
-  for (const formats::XmlIssue& issue : issues) {
+  // Listed at most kMaxDialectIssues times, like the verifier's own kinds.
+  const size_t listed = std::min(issues.size(), kMaxDialectIssues);
+  for (size_t i = 0; i < listed; ++i) {
+    const formats::XmlIssue& issue = issues[i];
     report.violations.push_back({verify::ViolationKind::kStructure, issue.rank, issue.threadblock,
                                  issue.step,
                                  fmt::format("[{} runtime] {}: {}", formats::to_string(target),
                                              issue.element, issue.message)});
+  }
+  if (issues.size() > listed) {
+    report.violations.push_back({verify::ViolationKind::kStructure, -1, -1, -1,
+                                 fmt::format("{} more {} runtime issues not listed",
+                                             issues.size() - listed, formats::to_string(target))});
   }
 }
 
@@ -131,7 +142,13 @@ int run_verify(const VerifyOptions& o) {
     }
     doc.program.root = o.root;
   }
-  const Collective collective = choose_collective(doc.program, o.collective);
+  Collective collective;
+  try {
+    collective = choose_collective(doc.program, o.collective);
+  } catch (const UserError& e) {
+    if (!e.file().empty()) throw;
+    throw UserError(o.file, e.field(), e.reason());  // name the file the collective is for
+  }
   if (doc.program.total_steps() > kProgressSteps) {
     std::cerr << "verifying " << doc.program.total_steps() << " steps...\n";
   }
