@@ -226,12 +226,16 @@ void run(const Case& c) {
   options.bytes = c.chunk_bytes * collective.input_chunks;
   if (const char* trials = std::getenv("TACOS_TRIALS")) options.trials = std::atoi(trials);
   if (const char* window = std::getenv("TACOS_WINDOW")) options.pick_window = std::atoi(window);
+  if (const char* degree = std::getenv("TACOS_SWITCH_DEGREE")) {
+    options.switch_degree = std::atoi(degree);
+  }
   const auto started = std::chrono::steady_clock::now();
   const double cpu_started = cpu_seconds();
   const synth::TacosResult r = synth::synthesize_tacos(topology, std::move(collective), options);
   const double synth_s = seconds_since(started);
   const double synth_cpu_s = cpu_seconds() - cpu_started;
-  const auto links = synth::ten_links(topology, static_cast<double>(c.chunk_bytes), 0);
+  const auto links =
+      synth::ten_links(topology, static_cast<double>(c.chunk_bytes), options.switch_degree);
   std::string compare;
   if (c.kind == CollectiveKind::kAllReduce) {
     // Ring allreduce (closed form): 2(R-1) steps of one chunk of bytes/R over the slowest hop;
