@@ -29,10 +29,17 @@ struct CellMeta {
   bool raced = false;        // a race on this cell was reported already
 };
 
-// A message in flight: the values of `count` chunks and who sent it.
+// Vector clocks over all threadblocks of the program cost O(threadblocks) per step; up to
+// this many threadblocks x steps they are used (exact happens-before, including chains of
+// messages through other ranks), above it clocks cover each rank's own threadblocks only.
+constexpr int64_t kGlobalClockWork = 100'000'000;
+
+// A message in flight: the values of `count` chunks, who sent it and (with global clocks)
+// the sender's vector clock.
 struct Message {
   std::vector<SymbolicValue> values;
   int sender_step = 0;
+  std::vector<int> clock;
 };
 
 // A FIFO connection (sender rank, receiver rank, channel) with its two threadblocks (global
@@ -58,8 +65,14 @@ struct TbState {
   int in_conn = -1;
   int out_conn = -1;
   std::vector<int> waiters;  // threadblocks blocked on this one's semaphore
-  std::vector<int> clock;    // vector clock over the rank's threadblocks
+  std::vector<int> clock;    // vector clock over all or the rank's threadblocks
 };
+
+void join(std::vector<int>& clock, const std::vector<int>& other) {
+  for (size_t i = 0; i < clock.size() && i < other.size(); ++i) {
+    clock[i] = std::max(clock[i], other[i]);
+  }
+}
 
 std::string cell_name(Buffer b, int index) { return detail::buffer_range(b, index); }
 
@@ -124,6 +137,9 @@ class Simulator {
   // Assigns global threadblock ids and cell ranges; marks the steps whose clock a dependency
   // needs (the first step with hasdep at or after each depended-on step).
   void layout() {
+    int64_t total_tbs = 0;
+    for (const GpuProgram& g : p_.gpus) total_tbs += static_cast<int64_t>(g.threadblocks.size());
+    global_clocks_ = total_tbs * std::max<int64_t>(1, p_.total_steps()) <= kGlobalClockWork;
     size_t cells = 0;
     for (const GpuProgram& g : p_.gpus) {
       tb_base_.push_back(static_cast<int>(tbs_.size()));
@@ -133,7 +149,7 @@ class Simulator {
         TbState st;
         st.rank = g.rank;
         st.local = static_cast<int>(t);
-        st.clock.assign(g.threadblocks.size(), 0);
+        st.clock.assign(global_clocks_ ? total_tbs : g.threadblocks.size(), 0);
         tbs_.push_back(std::move(st));
         const auto& steps = g.threadblocks[t].steps;
         std::vector<int> next(steps.size(), -1);
@@ -227,7 +243,7 @@ class Simulator {
     }
     st.wait = Wait::kNone;
     if (s.dep_tb >= 0) join_dependency(st, s);
-    st.clock[st.local] = st.pc + 1;
+    st.clock[clock_index(st, st.local)] = st.pc + 1;
     execute(g, s);
     if (s.has_dep) publish(g);
     ++st.pc;
@@ -241,7 +257,7 @@ class Simulator {
     const int publisher = next_publish_[u][s.dep_step];
     const auto it = snapshots_.find(key(u, publisher));
     if (it == snapshots_.end()) return;
-    for (size_t i = 0; i < st.clock.size(); ++i) st.clock[i] = std::max(st.clock[i], it->second[i]);
+    join(st.clock, it->second);
   }
 
   static int64_t key(int g, int step) { return (static_cast<int64_t>(g) << 32) | step; }
@@ -283,7 +299,7 @@ class Simulator {
     }
     if (sends(s.type)) {
       Connection& conn = conns_[st.out_conn];
-      conn.fifo.push_back({std::move(out), st.pc});
+      conn.fifo.push_back({std::move(out), st.pc, global_clocks_ ? st.clock : std::vector<int>{}});
       if (conn.receiver >= 0) wake(conn.receiver);
     }
   }
@@ -294,6 +310,7 @@ class Simulator {
     Message m = std::move(conn.fifo.front());
     conn.fifo.pop_front();
     if (conn.sender >= 0) wake(conn.sender);
+    join(st.clock, m.clock);  // send -> receive edge
     if (static_cast<int>(m.values.size()) != s.count) {
       sink_.add(ViolationKind::kStructure, st.rank, st.local, st.pc,
                 "receives cnt=" + std::to_string(s.count) + " but the matching send (rank " +
@@ -313,8 +330,13 @@ class Simulator {
   }
 
   // Happens-before of an earlier access `e` to the current step of `st` (same rank).
-  static bool ordered(const TbState& st, const Epoch& e) {
-    return e.tb < 0 || e.tb == st.local || st.clock[e.tb] >= e.clock;
+  bool ordered(const TbState& st, const Epoch& e) const {
+    return e.tb < 0 || e.tb == st.local || st.clock[clock_index(st, e.tb)] >= e.clock;
+  }
+
+  // Position of threadblock `local` of st's rank in st's vector clock.
+  int clock_index(const TbState& st, int local) const {
+    return global_clocks_ ? tb_base_[st.rank] + local : local;
   }
 
   void race(const TbState& st, CellMeta& m, Buffer b, int index, const Epoch& other,
@@ -474,6 +496,7 @@ class Simulator {
   const int slots_;
   ViolationSink& sink_;
   std::deque<int>* ready_ = nullptr;
+  bool global_clocks_ = false;
   std::vector<TbState> tbs_;
   std::vector<int> tb_base_;
   std::vector<size_t> cell_base_;

@@ -216,6 +216,35 @@ TEST(VerifyProgram, UnorderedWritesOfOneChunkRace) {
   EXPECT_FALSE(ordered.has(ViolationKind::kRace)) << dump(ordered);
 }
 
+TEST(VerifyProgram, MessageChainsThroughOtherRanksOrderAccesses) {
+  // Rank 0 tb 1 sends o[0] to rank 1, which returns it on channel 1; rank 0 tb 2 then writes it
+  // back into o[0]. tb 1's read and tb 2's write are ordered only through rank 1.
+  Program p = ring_allgather(2, false);
+  p.num_channels = 2;
+  p.gpus[1].scratch_chunks = 1;
+  p.gpus[0].threadblocks[0].steps[1].has_dep = true;  // the copy into o[0]
+  Threadblock out, back, relay;
+  out.id = 1, out.send_peer = 1, out.channel = 1;
+  out.steps.push_back(
+      dep_step(make_step(StepType::kSend, Buffer::kOutput, 0, Buffer::kScratch, 0), 0, 1));
+  back.id = 2, back.recv_peer = 1, back.channel = 1;
+  back.steps.push_back(make_step(StepType::kRecv, Buffer::kScratch, 0, Buffer::kOutput, 0));
+  relay.id = 1, relay.recv_peer = 0, relay.send_peer = 0, relay.channel = 1;
+  relay.steps.push_back(make_step(StepType::kRecvCopySend, Buffer::kOutput, 0, Buffer::kScratch, 0));
+  p.gpus[0].threadblocks.push_back(out);
+  p.gpus[0].threadblocks.push_back(back);
+  p.gpus[1].threadblocks.push_back(relay);
+  const VerifyReport r = verify_program(p);
+  EXPECT_TRUE(r.ok()) << dump(r);
+  // Without the dependency tb 1 may read o[0] before tb 0's copy wrote it.
+  p.gpus[0].threadblocks[1].steps[0].dep_tb = -1;
+  p.gpus[0].threadblocks[1].steps[0].dep_step = -1;
+  const VerifyReport unordered = verify_program(p);
+  EXPECT_TRUE(unordered.has(ViolationKind::kRace) ||
+              unordered.has(ViolationKind::kUninitializedRead))
+      << dump(unordered);
+}
+
 TEST(VerifyProgram, BoundedFifoSlotsCanDeadlock) {
   // Rank 0 sends three chunks on channel 0, then one on channel 1. Rank 1 receives channel 1
   // first (a dependency on tb 1), so the three sends must all fit in the FIFO.
