@@ -99,7 +99,8 @@ std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
   }
   auto rings = net.rings(o.rings, o.bidirectional);
   if (rings.empty()) {
-    reject("topology " + net.topology().name + " has no Hamiltonian ring over its connections" +
+    reject("topology " + net.topology().name +
+           ": the ring search found no Hamiltonian ring over its connections" +
            std::string(o.bidirectional ? " usable in both directions" : ""));
   }
   if (o.rings > 0 && static_cast<int>(rings.size()) < o.rings) {

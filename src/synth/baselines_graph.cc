@@ -154,26 +154,55 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
                                             const std::function<int(int, int)>& weight) {
   const int m = static_cast<int>(subset.size());
   if (m == 1) return subset;
+  // Edges and weights by subset index, computed once (capacities do not change during a search).
+  std::vector<std::vector<char>> edge(m, std::vector<char>(m, 0));
+  std::vector<std::vector<int>> lanes(m, std::vector<int>(m, 0));
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j)
+      if (i != j && ok(subset[i], subset[j])) edge[i][j] = 1, lanes[i][j] = weight(subset[i], subset[j]);
   std::vector<int> path{subset[0]};
+  std::vector<int> at{0};  // subset indices of the path
   std::vector<char> used(m, 0);
   used[0] = 1;
   long budget = kPathBudget;
+  // Prunes dead ends: every unvisited rank still needs a way in (from another unvisited rank
+  // or the path's end) and a way out (to another unvisited rank, or back to the start when
+  // closing a cycle), and a cycle's start needs a way in.
+  auto completable = [&]() {
+    const int end = at.back();
+    bool start_in = false;
+    for (int i = 0; i < m; ++i) {
+      if (used[i]) continue;
+      bool in = edge[end][i], out = close && edge[i][0];
+      start_in = start_in || out;
+      for (int j = 0; j < m && !(in && out); ++j) {
+        if (used[j] || j == i) continue;
+        in = in || edge[j][i];
+        out = out || edge[i][j];
+      }
+      if (!in || (!out && static_cast<int>(path.size()) + 1 < m)) return false;
+    }
+    return !close || start_in || static_cast<int>(path.size()) == m;
+  };
   std::function<bool()> dfs = [&]() -> bool {
     if (--budget < 0) return false;
-    const int a = path.back();
-    if (static_cast<int>(path.size()) == m) return !close || ok(a, subset[0]);
+    const int a = at.back();
+    if (static_cast<int>(path.size()) == m) return !close || edge[a][0];
+    if (!completable()) return false;
     std::vector<std::pair<std::tuple<int, int, int>, int>> cands;
     for (int i = 0; i < m; ++i) {
-      if (used[i] || !ok(a, subset[i])) continue;
+      if (used[i] || !edge[a][i]) continue;
       int onward = 0;
-      for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && ok(subset[i], subset[j]));
-      cands.push_back({{onward, -weight(a, subset[i]), (i + variant) % m}, i});
+      for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && edge[i][j]);
+      cands.push_back({{onward, -lanes[a][i], (i + variant) % m}, i});
     }
     std::sort(cands.begin(), cands.end());
     for (const auto& [key, i] : cands) {
       used[i] = 1;
       path.push_back(subset[i]);
+      at.push_back(i);
       if (dfs()) return true;
+      at.pop_back();
       path.pop_back();
       used[i] = 0;
     }
