@@ -60,8 +60,121 @@ struct Resources {
 
 }  // namespace
 
+namespace {
+
+// Inter-node lanes where merging can pay off: alpha is not negligible next to a chunk's beta time.
+bool mergeable(const LogicalLink& link, double chunk_bytes, const TacclOptions& options) {
+  return options.contiguity && link.internode &&
+         link.alpha_us >= options.merge_min_alpha_share *
+                              transfer_us(link.beta_us_per_mb, chunk_bytes);
+}
+
+// Earliest times of a schedule with fixed lane/port orders and merge groups, processing groups
+// in `sequence` (group leaders). Returns false when a group depends on one not yet timed.
+bool retime(const std::vector<Transfer>& transfers, const LogicalTopology& lt, double chunk_bytes,
+            const std::vector<int>& lane_prev, const std::vector<std::vector<int>>& port_prev,
+            const std::vector<int>& sequence, const std::vector<std::vector<int>>& members,
+            Schedule& s) {
+  std::fill(s.arrive_us.begin(), s.arrive_us.end(), -1.0);
+  s.makespan_us = 0.0;
+  for (int leader : sequence) {
+    const auto& group = members[leader];
+    double send = 0.0;
+    auto need = [&](int t) {
+      if (t < 0) return true;
+      if (s.arrive_us[t] < 0) return false;
+      send = std::max(send, s.arrive_us[t]);
+      return true;
+    };
+    for (int t : group) {
+      for (int p : transfers[t].preds) {
+        if (!need(p)) return false;
+      }
+      if (s.group[lane_prev[t] < 0 ? t : lane_prev[t]] != leader && !need(lane_prev[t])) return false;
+      for (int q : port_prev[t]) {
+        if (!need(q)) return false;
+      }
+    }
+    const LogicalLink& link = lt.links[transfers[leader].link];
+    const double finish = send + link.alpha_us +
+                          transfer_us(link.beta_us_per_mb, chunk_bytes) * group.size();
+    for (int t : group) {
+      s.send_us[t] = send;
+      s.arrive_us[t] = finish;
+    }
+    s.makespan_us = std::max(s.makespan_us, finish);
+  }
+  return true;
+}
+
+// Greedy contiguity: merges a transfer into the group of its lane predecessor when that keeps
+// the makespan (TACCL's alpha saving, tried in stage 2 so that stage 3 starts from it).
+void merge_greedily(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
+                    double chunk_bytes, const TacclOptions& options, Ordering& out) {
+  const int n = static_cast<int>(transfers.size());
+  std::vector<int> lane_prev(n, -1);
+  std::vector<std::vector<int>> port_prev(n);
+  std::vector<std::pair<int, int>> candidates;
+  for (size_t slot = 0; slot < out.lane_order.size(); ++slot) {
+    const auto& order = out.lane_order[slot];
+    const bool can = mergeable(lt.links[out.lane_slot_link[slot]], chunk_bytes, options);
+    for (size_t i = 1; i < order.size(); ++i) {
+      lane_prev[order[i]] = order[i - 1];
+      if (can) candidates.emplace_back(order[i - 1], order[i]);
+    }
+  }
+  std::vector<int> adjacent(n, 0);  // port orders in which the lane predecessor is adjacent
+  for (const auto* orders : {&out.port_send_order, &out.port_recv_order}) {
+    for (const auto& order : *orders) {
+      for (size_t i = 1; i < order.size(); ++i) {
+        const int a = order[i - 1], b = order[i];
+        if (transfers[a].link != transfers[b].link) port_prev[b].push_back(a);
+        if (lane_prev[b] == a) ++adjacent[b];
+      }
+    }
+  }
+  if (candidates.empty()) return;
+  Schedule& g = out.greedy;
+  std::vector<int> sequence(n);
+  std::iota(sequence.begin(), sequence.end(), 0);
+  std::stable_sort(sequence.begin(), sequence.end(),
+                   [&](int x, int y) { return g.send_us[x] < g.send_us[y]; });
+  std::vector<std::vector<int>> members(n);
+  for (int t = 0; t < n; ++t) members[t] = {t};
+  Schedule trial = g;
+  for (auto [a, b] : candidates) {
+    const LogicalLink& link = lt.links[transfers[b].link];
+    if (link.port >= 0 && adjacent[b] < 2) continue;  // another link's send sits in between
+    const int leader = g.group[a];
+    // Try b in a's group.
+    trial.group = g.group;
+    trial.group[b] = leader;
+    auto trial_members = members[leader];
+    trial_members.push_back(b);
+    std::vector<int> trial_sequence;
+    trial_sequence.reserve(n);
+    for (int t : sequence) {
+      if (t != b) trial_sequence.push_back(t);
+    }
+    std::swap(members[leader], trial_members);
+    std::vector<int> saved_b = members[b];
+    members[b].clear();
+    const bool ok = retime(transfers, lt, chunk_bytes, lane_prev, port_prev, trial_sequence,
+                           members, trial);
+    if (ok && trial.makespan_us <= g.makespan_us * (1 + 1e-12)) {
+      g = trial;
+      sequence = std::move(trial_sequence);
+    } else {
+      std::swap(members[leader], trial_members);
+      members[b] = saved_b;
+    }
+  }
+}
+
+}  // namespace
+
 Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-                         const Sketch& sketch, double chunk_bytes) {
+                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options) {
   const int n = static_cast<int>(transfers.size());
   const Resources res(lt);
   std::vector<double> lat(n);
@@ -166,6 +279,7 @@ Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTo
       if (--missing[s] == 0) ready.push_back(s);
     }
   }
+  merge_greedily(transfers, lt, chunk_bytes, options, out);
   return out;
 }
 
@@ -185,6 +299,11 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   using solvers::Term;
   const int n = static_cast<int>(transfers.size());
   const Schedule& greedy = ordering.greedy;
+  if (!options.contiguity) {
+    for (int t = 0; t < n; ++t) {
+      CCSYNTH_CHECK(greedy.group[t] == t) << "stage 2 merged sends although contiguity is off";
+    }
+  }
   const double ub = greedy.makespan_us * (1 + 1e-9) + 1e-9;  // no better schedule is later
   const double big_m = ub;
   solvers::MilpModel m;
@@ -216,21 +335,24 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
     const LogicalLink& link = lt.links[ordering.lane_slot_link[slot]];
     // Merging saves one alpha per chunk: skip lanes where alpha is negligible next to the
     // transfer time, which keeps the MILP small for large chunks.
-    const double beta_time = transfer_us(link.beta_us_per_mb, chunk_bytes);
-    if (!options.contiguity || !link.internode || order.size() < 2 ||
-        link.alpha_us < options.merge_min_alpha_share * beta_time) {
-      continue;
-    }
-    for (int t : order) {
-      part[t] = add_var(0.0, ub, false, 0.0, greedy.arrive_us[t]);
+    if (order.size() < 2 || !mergeable(link, chunk_bytes, options)) continue;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int t = order[i];
+      // MIP start: the running finish inside the stage 2 merge group.
+      int position = 1;
+      for (size_t j = i; j > 0 && greedy.group[order[j - 1]] == greedy.group[t]; --j) ++position;
+      part[t] = add_var(0.0, ub, false, 0.0,
+                        greedy.send_us[t] + link.alpha_us +
+                            transfer_us(link.beta_us_per_mb, chunk_bytes) * position);
       const int f = add_var(0.0, ub, false, 0.0, greedy.arrive_us[t]);
       m.add_ge({{part[t], 1.0}, {send[t], -1.0}}, lat[t]);  // eq. 17 for a group of one
       m.add_ge({{f, 1.0}, {part[t], -1.0}}, 0.0);           // eq. 18: arrival after the group
       finish[t] = {f, 0.0};
     }
     for (size_t i = 1; i < order.size(); ++i) {
+      const bool together = greedy.group[order[i - 1]] == greedy.group[order[i]];
       merges.push_back({static_cast<int>(slot), order[i - 1], order[i],
-                        add_var(0.0, 1.0, true, 0.0, 0.0)});
+                        add_var(0.0, 1.0, true, 0.0, together ? 1.0 : 0.0)});
     }
   }
   auto after = [&](int later, const Affine& earlier) {  // send[later] >= earlier

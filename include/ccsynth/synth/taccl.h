@@ -27,7 +27,7 @@ struct TacclOptions {
   double time_limit_s = 60.0;    // per MILP stage
   int64_t bytes = 0;             // per-rank input bytes for the cost model (0: sketch, else 1M)
   int chunkup = 0;               // chunks per rank (0: sketch's input_chunkup)
-  double relative_gap = 0.01;    // MILP stopping gap (routing is itself a relaxation)
+  double relative_gap = 0.02;    // MILP stopping gap (routing is itself a relaxation)
   double merge_min_alpha_share = 0.02;  // merge binaries only where alpha >= this x beta-time
   bool contiguity = true;        // stage 3 may merge inter-node sends (false: no merge binaries)
   bool exact_schedule = true;    // false: skip stage 3 and keep the stage 2 schedule
@@ -94,9 +94,11 @@ std::vector<Transfer> invert_transfers(const std::vector<Transfer>& transfers,
 
 /// Stage 2 (TACCL B.2): greedy list scheduling in earliest-start order; ties go to the transfer
 /// with the longest path still ahead, then the shortest path behind (then lowest chunk id when
-/// the sketch enforces inter-node ordering).
+/// the sketch enforces inter-node ordering). With options.contiguity, consecutive sends of an
+/// inter-node lane are then merged greedily wherever that does not delay the makespan.
 Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& logical,
-                         const Sketch& sketch, double chunk_bytes);
+                         const Sketch& sketch, double chunk_bytes,
+                         const TacclOptions& options = {});
 
 /// Stage 3 (TACCL B.3, eq. 16-21): exact send times under the stage 2 orders, with optional
 /// merging of consecutive sends on inter-node links. Seeded with ordering.greedy.
