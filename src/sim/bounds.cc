@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <map>
 #include <queue>
 #include <vector>
 
@@ -242,19 +243,77 @@ std::vector<std::vector<double>> alpha_distances(const Topology& t, const Resour
 }
 
 // Latency bound: every destination of a chunk is at least the alpha distance away from its
-// source (from every contributor, when combining).
-double latency_bound(const Collective& c, const std::vector<std::vector<double>>& dist) {
+// source (from every contributor, when combining). Chunks sharing a contributor set share the
+// per-destination maximum, so allreduce costs O(R^2), not O(R^3).
+double latency_bound(const Collective& c, const std::vector<ChunkNeed>& chunks,
+                     const std::vector<std::vector<double>>& dist) {
+  const int n = static_cast<int>(dist.size());
+  std::map<std::vector<int>, std::vector<double>> farthest;  // contributors -> max over them
   double bound = 0.0;
-  for (const ChunkSpec& chunk : c.chunks) {
-    const std::vector<int> pre = c.pre_ranks(static_cast<int>(&chunk - c.chunks.data()));
-    for (const Slot& post : chunk.post) {
-      double need = c.combining ? 0.0 : kInf;
-      for (int p : pre) {
-        need = c.combining ? std::max(need, dist[p][post.rank]) : std::min(need, dist[p][post.rank]);
+  for (const ChunkNeed& chunk : chunks) {
+    if (chunk.pre.empty()) continue;
+    if (!c.combining || chunk.pre.size() == 1) {
+      for (int q : chunk.post) {
+        double need = kInf;
+        for (int p : chunk.pre) need = std::min(need, dist[p][q]);
+        bound = std::max(bound, need);
       }
-      if (pre.empty()) need = 0.0;
-      bound = std::max(bound, need);
+      continue;
     }
+    auto [it, inserted] = farthest.try_emplace(chunk.pre);
+    if (inserted) {
+      it->second.assign(n, 0.0);
+      for (int p : chunk.pre) {
+        for (int q = 0; q < n; ++q) it->second[q] = std::max(it->second[q], dist[p][q]);
+      }
+    }
+    for (int q : chunk.post) bound = std::max(bound, it->second[q]);
+  }
+  return bound;
+}
+
+// The cuts around single ranks, all at once in O(sum of chunk sizes): ingress of r (the set
+// {r}) and egress of r (everything but r).
+double single_rank_bound(const Topology& t, const Resources& res,
+                         const std::vector<ChunkNeed>& chunks, double chunk_bytes) {
+  const int n = t.num_ranks;
+  std::vector<double> need_in(n, 0.0), need_out(n, 0.0), cap_in(n, 0.0), cap_out(n, 0.0);
+  std::vector<double> alpha_in(n, kInf), alpha_out(n, kInf);
+  for (const ChunkNeed& c : chunks) {
+    if (c.pre.empty() || c.post.empty()) continue;
+    // {r} needs the chunk if r is a destination and some source is not r.
+    const bool many_pre = c.pre.size() > 1;
+    for (int q : c.post) {
+      if (many_pre || c.pre[0] != q) need_in[q] += chunk_bytes;
+    }
+    // V \ {r} needs it if r is a source and some destination is not r.
+    const bool many_post = c.post.size() > 1;
+    for (int p : c.pre) {
+      if (many_post || c.post[0] != p) need_out[p] += chunk_bytes;
+    }
+  }
+  for (const auto& e : res.links) {
+    cap_in[e.dst] += e.bytes_per_us;
+    alpha_in[e.dst] = std::min(alpha_in[e.dst], e.alpha_us);
+    cap_out[e.src] += e.bytes_per_us;
+    alpha_out[e.src] = std::min(alpha_out[e.src], e.alpha_us);
+  }
+  for (const auto& h : res.switches) {
+    for (int r : h.ranks) {
+      cap_in[r] += h.bytes_per_us;
+      alpha_in[r] = std::min(alpha_in[r], h.alpha_us);
+      cap_out[r] += h.bytes_per_us;
+      alpha_out[r] = std::min(alpha_out[r], h.alpha_us);
+    }
+  }
+  double bound = 0.0;
+  auto term = [](double need, double cap, double alpha) {
+    if (need <= 0.0) return 0.0;
+    return cap > 0.0 ? alpha + need / cap : kInf;
+  };
+  for (int r = 0; r < n; ++r) {
+    bound = std::max({bound, term(need_in[r], cap_in[r], alpha_in[r]),
+                      term(need_out[r], cap_out[r], alpha_out[r])});
   }
   return bound;
 }
@@ -319,22 +378,14 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, i
 
   LowerBound out;
   const auto dist = alpha_distances(topology, res);
-  out.latency_us = latency_bound(collective, dist);
+  out.latency_us = latency_bound(collective, chunks, dist);
   if (!std::isfinite(out.latency_us)) {
     throw UserError("", "topology", "some destination is unreachable in '" + topology.name + "'");
   }
 
   // Per-rank ingress ({r}) and egress (everything but r) are the cuts around one rank.
+  out.ingress_egress_us = single_rank_bound(topology, res, chunks, chunk_bytes);
   std::vector<char> inside(n, 0);
-  for (int r = 0; r < n; ++r) {
-    std::fill(inside.begin(), inside.end(), 0);
-    inside[r] = 1;
-    out.ingress_egress_us = std::max(out.ingress_egress_us, cut_bound(res, chunks, inside, chunk_bytes));
-    std::fill(inside.begin(), inside.end(), 1);
-    inside[r] = 0;
-    out.ingress_egress_us = std::max(out.ingress_egress_us, cut_bound(res, chunks, inside, chunk_bytes));
-  }
-
   if (n <= options.exact_cut_max_ranks) {
     for (uint32_t mask = 1; mask + 1 < (1u << n); ++mask) {
       for (int r = 0; r < n; ++r) inside[r] = (mask >> r) & 1u;

@@ -102,6 +102,8 @@ struct TbState {
   int recv_conn = -1;
   int64_t progress = 0;
   int64_t total = 0;
+  int step = 0;       // progress % num_steps, kept to avoid divisions in the event loop
+  int64_t slice = 0;  // progress / num_steps
   int64_t base = 0;  // id of instance 0 in the instance records
   bool busy = false;
   bool waiting_dep = false;
@@ -350,9 +352,8 @@ class Simulator {
   void try_advance(int tb, double now, int64_t pred) {
     TbState& state = tbs_[tb];
     if (state.busy || state.progress >= state.total) return;
-    const int step_index = static_cast<int>(state.progress % state.num_steps);
-    const int64_t slice = state.progress / state.num_steps;
-    const SimStep& step = steps_[state.first_step + step_index];
+    const int64_t slice = state.slice;
+    const SimStep& step = steps_[state.first_step + state.step];
     if (step.dep_tb >= 0) {
       const TbState& dep = tbs_[step.dep_tb];
       // Dependency flags are per slice (msccl-xml.md): wait for the same slice of the step.
@@ -418,10 +419,14 @@ class Simulator {
 
   void complete(int tb) {
     TbState& state = tbs_[tb];
-    const SimStep& step = steps_[state.first_step + state.progress % state.num_steps];
+    const SimStep& step = steps_[state.first_step + state.step];
     const int64_t id = state.base + state.progress;
     state.busy = false;
     ++state.progress;
+    if (++state.step == state.num_steps) {
+      state.step = 0;
+      ++state.slice;
+    }
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
