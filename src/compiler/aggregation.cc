@@ -60,8 +60,8 @@ void aggregate_transfers(Lowered& l, int max_count) {
     const Transfer& tr = l.transfers[t];
     if (tr.removed) continue;
     const Instruction& r = l.instructions[tr.receiver];
-    groups[{r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel}]
-        .push_back(t);
+    groups[{r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel}].push_back(
+        t);
   }
   for (auto& [key, members] : groups) {
     std::sort(members.begin(), members.end(), [&](int x, int y) {
@@ -69,7 +69,8 @@ void aggregate_transfers(Lowered& l, int max_count) {
     });
     int head = members.front();
     for (size_t i = 1; i < members.size(); ++i) {
-      if (!try_merge(l, l.transfers[head], l.transfers[members[i]], max_count, writes)) head = members[i];
+      if (!try_merge(l, l.transfers[head], l.transfers[members[i]], max_count, writes))
+        head = members[i];
     }
   }
 }

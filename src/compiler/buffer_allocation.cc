@@ -132,9 +132,8 @@ std::vector<FinalCopy> BufferAllocator::final_copies() const {
         << "cyclic final copies at rank " << pending.front().rank;
     pending = std::move(blocked);
   }
-  std::stable_sort(ordered.begin(), ordered.end(), [](const FinalCopy& a, const FinalCopy& b) {
-    return a.rank < b.rank;
-  });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const FinalCopy& a, const FinalCopy& b) { return a.rank < b.rank; });
   return ordered;
 }
 

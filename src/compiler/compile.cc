@@ -35,8 +35,9 @@ void check_options(const CompileOptions& o) {
     throw UserError("", "--max-bytes", "must be >= --min-bytes (or 0 = unlimited)");
   }
   if (o.instances > o.max_channels) {
-    throw UserError("", "--instances", "each instance needs its own channel; at most " +
-                                           std::to_string(o.max_channels));
+    throw UserError(
+        "", "--instances",
+        "each instance needs its own channel; at most " + std::to_string(o.max_channels));
   }
 }
 
@@ -150,8 +151,9 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
       } catch (const UserError& e) {
         if (violation.empty()) throw;
         // More channels per connection cannot help any more: report both reasons.
-        throw UserError("", "program", "cannot fit the runtime limits: " + violation +
-                                           "; with more channels: " + e.reason());
+        throw UserError(
+            "", "program",
+            "cannot fit the runtime limits: " + violation + "; with more channels: " + e.reason());
       }
       if (!program) {
         relower = true;

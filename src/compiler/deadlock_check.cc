@@ -18,7 +18,8 @@ struct TbState {
 
 class FifoRun {
  public:
-  FifoRun(const Program& p, int slots, bool per_chunk) : p_(p), slots_(slots), per_chunk_(per_chunk) {
+  FifoRun(const Program& p, int slots, bool per_chunk)
+      : p_(p), slots_(slots), per_chunk_(per_chunk) {
     for (const GpuProgram& g : p.gpus) {
       state_.emplace_back(g.threadblocks.size());
       for (size_t t = 0; t < g.threadblocks.size(); ++t) wake(g.rank, static_cast<int>(t));

@@ -57,8 +57,8 @@ Program replicate_instances(const Program& program, int instances) {
     for (int i = 0; i < instances; ++i) {
       std::vector<std::vector<int>> first(num_tbs), last(num_tbs);
       for (const Threadblock& tb : src.threadblocks) {
-        gpu.threadblocks.push_back(expand(tb, instances, i, num_tbs, program.num_channels,
-                                          first[tb.id], last[tb.id]));
+        gpu.threadblocks.push_back(
+            expand(tb, instances, i, num_tbs, program.num_channels, first[tb.id], last[tb.id]));
       }
       // Dependencies point into the same instance, at the last piece of the old step.
       for (int t = 0; t < num_tbs; ++t) {
@@ -89,7 +89,8 @@ Collective replicate_collective(const Collective& c, int instances) {
   };
   // Fine chunk k*N + i is subchunk i of chunk k (the order make_collective numbers them in).
   for (const ChunkSpec& spec : c.chunks) {
-    for (int i = 0; i < instances; ++i) out.chunks.push_back({scale(spec.pre, i), scale(spec.post, i)});
+    for (int i = 0; i < instances; ++i)
+      out.chunks.push_back({scale(spec.pre, i), scale(spec.post, i)});
   }
   return out;
 }

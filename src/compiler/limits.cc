@@ -26,16 +26,14 @@ std::string other_violation(const Program& p, const CompileOptions& o) {
   }
   for (const GpuProgram& g : p.gpus) {
     if (static_cast<int>(g.threadblocks.size()) > o.max_threadblocks_per_rank) {
-      return "rank " + std::to_string(g.rank) + " needs " +
-             std::to_string(g.threadblocks.size()) + " threadblocks, more than the limit of " +
-             std::to_string(o.max_threadblocks_per_rank);
+      return "rank " + std::to_string(g.rank) + " needs " + std::to_string(g.threadblocks.size()) +
+             " threadblocks, more than the limit of " + std::to_string(o.max_threadblocks_per_rank);
     }
     for (const Threadblock& tb : g.threadblocks) {
       for (const Step& s : tb.steps) {
         if (s.count > o.max_count) {
-          return "a step of rank " + std::to_string(g.rank) + " moves " +
-                 std::to_string(s.count) + " chunks, more than the limit of " +
-                 std::to_string(o.max_count);
+          return "a step of rank " + std::to_string(g.rank) + " moves " + std::to_string(s.count) +
+                 " chunks, more than the limit of " + std::to_string(o.max_count);
         }
       }
     }

@@ -11,9 +11,8 @@ std::vector<std::vector<int>> Lowered::rank_orders() const {
     if (!in.removed) orders[in.rank].push_back(i);
   }
   for (auto& order : orders) {
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return instructions[a].key < instructions[b].key;
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return instructions[a].key < instructions[b].key; });
   }
   return orders;
 }

@@ -16,7 +16,7 @@ using Connection = std::pair<int, int>;  // (peer, channel)
 
 struct RankConnections {
   std::set<Connection> sends, recvs;
-  bool local = false;  // has local instructions (copies)
+  bool local = false;                                        // has local instructions (copies)
   std::map<std::pair<Connection, Connection>, int> fusable;  // (recv, send) -> candidates
 };
 
@@ -40,8 +40,7 @@ std::vector<RankConnections> collect(const Lowered& l,
   return ranks;
 }
 
-std::vector<PlannedThreadblock> plan_rank(int rank, RankConnections& rc,
-                                          int max_threadblocks,
+std::vector<PlannedThreadblock> plan_rank(int rank, RankConnections& rc, int max_threadblocks,
                                           const std::set<Unpaired>& unpaired) {
   std::vector<PlannedThreadblock> tbs;
   // Pair connections with most fusion candidates first (MSCCLang's rcs chains, e.g. a ring).

@@ -29,8 +29,11 @@ Json collective_field(const Collective& c) {
 }
 
 Json op_to_json(const ChunkOp& op) {
-  Json j{{"chunk", op.chunk}, {"src", op.src},   {"dst", op.dst},
-         {"kind", to_string(op.kind)}, {"step", op.step}};
+  Json j{{"chunk", op.chunk},
+         {"src", op.src},
+         {"dst", op.dst},
+         {"kind", to_string(op.kind)},
+         {"step", op.step}};
   if (op.start_us >= 0) j["start_us"] = op.start_us;
   if (op.count != 1) j["count"] = op.count;
   if (op.channel >= 0) j["channel"] = op.channel;
@@ -56,8 +59,8 @@ Collective collective_from_field(const JsonReader& r) {
   }
   c.reject_unknown_keys({"kind", "ranks", "chunks_per_rank", "root"});
   const std::string kind_name = c.get_string("kind");
-  const CollectiveKind kind =
-      nested(r.file(), r.field("collective"), [&] { return parse_collective_kind(kind_name, "kind"); });
+  const CollectiveKind kind = nested(r.file(), r.field("collective"),
+                                     [&] { return parse_collective_kind(kind_name, "kind"); });
   if (kind == CollectiveKind::kCustom) {
     c.fail("kind", "a custom collective is embedded as a full ccsynth-collective document");
   }
@@ -143,7 +146,8 @@ Algorithm algorithm_from_json(const Json& json, const std::string& file) {
   }
   const Json& ops = r.get_array("ops");
   a.ops.reserve(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) a.ops.push_back(op_from_json(r.child("ops", i), a.collective));
+  for (size_t i = 0; i < ops.size(); ++i)
+    a.ops.push_back(op_from_json(r.child("ops", i), a.collective));
   return a;
 }
 

@@ -54,8 +54,12 @@ void expect_well_formed(const Program& p, const CompileOptions& o) {
       EXPECT_EQ(tb.id, static_cast<int>(t));
       EXPECT_NE(tb.send_peer, g.rank);
       EXPECT_NE(tb.recv_peer, g.rank);
-      if (tb.send_peer >= 0) EXPECT_TRUE(connections.insert({tb.send_peer, tb.channel, 0}).second);
-      if (tb.recv_peer >= 0) EXPECT_TRUE(connections.insert({tb.recv_peer, tb.channel, 1}).second);
+      if (tb.send_peer >= 0) {
+        EXPECT_TRUE(connections.insert({tb.send_peer, tb.channel, 0}).second);
+      }
+      if (tb.recv_peer >= 0) {
+        EXPECT_TRUE(connections.insert({tb.recv_peer, tb.channel, 1}).second);
+      }
       max_channel = std::max(max_channel, tb.channel);
       EXPECT_LE(static_cast<int>(tb.steps.size()), o.max_steps_per_threadblock);
       for (size_t i = 0; i < tb.steps.size(); ++i) {
@@ -68,8 +72,12 @@ void expect_well_formed(const Program& p, const CompileOptions& o) {
         }
         EXPECT_GE(s.count, 1);
         EXPECT_LE(s.count, o.max_count);
-        if (sends(s.type)) EXPECT_GE(tb.send_peer, 0);
-        if (receives(s.type)) EXPECT_GE(tb.recv_peer, 0);
+        if (sends(s.type)) {
+          EXPECT_GE(tb.send_peer, 0);
+        }
+        if (receives(s.type)) {
+          EXPECT_GE(tb.recv_peer, 0);
+        }
         if (s.dep_tb >= 0) {
           ASSERT_LT(s.dep_tb, static_cast<int>(g.threadblocks.size()));
           EXPECT_NE(s.dep_tb, static_cast<int>(t));
@@ -83,8 +91,8 @@ void expect_well_formed(const Program& p, const CompileOptions& o) {
   EXPECT_LE(p.num_channels, o.max_channels);
 }
 
-using Params = std::tuple<int /*case*/, int /*ranks*/, int /*chunks*/, int /*instances*/,
-                          bool /*inplace*/>;
+using Params =
+    std::tuple<int /*case*/, int /*ranks*/, int /*chunks*/, int /*instances*/, bool /*inplace*/>;
 
 class CompileMatrix : public ::testing::TestWithParam<Params> {};
 

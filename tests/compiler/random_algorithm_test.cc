@@ -83,8 +83,7 @@ class RandomAlgorithm {
     std::vector<int> posts = c.post_ranks(k);
     const int root = posts[uniform(0, static_cast<int>(posts.size()) - 1)];
     std::shuffle(contributors.begin(), contributors.end(), rng_);
-    std::iter_swap(contributors.begin(),
-                   std::find(contributors.begin(), contributors.end(), root));
+    std::iter_swap(contributors.begin(), std::find(contributors.begin(), contributors.end(), root));
     const int n = static_cast<int>(contributors.size());
     std::vector<int> parent(n, -1), ready(n, 0), sent(c.num_ranks, 0);
     for (int i = 1; i < n; ++i) parent[i] = uniform(0, i - 1);
@@ -140,8 +139,10 @@ TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
     p = compile(a, o);
   } catch (const UserError& e) {
     // Only the limits may refuse a correct algorithm, and only short threadblocks are limited.
-    ASSERT_LT(o.max_steps_per_threadblock, 64) << e.what() << " fifo=" << o.fifo_slots
-                                               << " instances=" << o.instances << " in-place=" << o.inplace << "\n" << a;
+    ASSERT_LT(o.max_steps_per_threadblock, 64)
+        << e.what() << " fifo=" << o.fifo_slots << " instances=" << o.instances
+        << " in-place=" << o.inplace << "\n"
+        << a;
     return;
   }
   const Collective fine = replicate_collective(coll, o.instances);

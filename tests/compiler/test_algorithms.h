@@ -100,8 +100,8 @@ inline Algorithm ring_alltoall(int R, int C) {
   for (int s = 0; s < R; ++s)
     for (int d = 0; d < R; ++d)
       for (int h = 0; h < mod(d - s, R); ++h)
-        a.ops.push_back({(s * R + d) * C, mod(s + h, R), mod(s + h + 1, R), OpKind::kCopy, h,
-                         -1, C});
+        a.ops.push_back(
+            {(s * R + d) * C, mod(s + h, R), mod(s + h + 1, R), OpKind::kCopy, h, -1, C});
   return a;
 }
 

@@ -80,27 +80,38 @@ TEST(AlgorithmJson, RejectsBadDocuments) {
     return error_of(j);
   };
   EXPECT_EQ(error_of(good), "no error");
-  EXPECT_NE(with([](Json& j) { j["format"] = "ccsynth-topology"; }).find("format"), std::string::npos);
+  EXPECT_NE(with([](Json& j) { j["format"] = "ccsynth-topology"; }).find("format"),
+            std::string::npos);
   EXPECT_NE(with([](Json& j) { j["version"] = 2; }).find("version"), std::string::npos);
   EXPECT_EQ(with([](Json& j) { j["bogus"] = 1; }).rfind("bogus: unknown key", 0), 0u);
-  EXPECT_EQ(with([](Json& j) { j["ops"][1]["bogus"] = 1; }).rfind("ops[1].bogus: unknown key", 0), 0u);
+  EXPECT_EQ(with([](Json& j) { j["ops"][1]["bogus"] = 1; }).rfind("ops[1].bogus: unknown key", 0),
+            0u);
   EXPECT_EQ(with([](Json& j) { j["ops"][2]["src"] = 7; }), "ops[2].src: rank outside 0..2");
-  EXPECT_EQ(with([](Json& j) { j["ops"][2]["dst"] = j["ops"][2]["src"]; }).rfind("ops[2].dst", 0), 0u);
+  EXPECT_EQ(with([](Json& j) { j["ops"][2]["dst"] = j["ops"][2]["src"]; }).rfind("ops[2].dst", 0),
+            0u);
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["chunk"] = 3; }).rfind("ops[0].chunk", 0), 0u);
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["count"] = 0; }), "ops[0].count: must be >= 1");
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["step"] = -1; }), "ops[0].step: must be >= 0");
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["kind"] = "move"; }).rfind("ops[0].kind", 0), 0u);
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["channel"] = 32; }), "ops[0].channel: must be in 0..31");
   EXPECT_EQ(with([](Json& j) { j["ops"][0]["start_us"] = -3; }), "ops[0].start_us: must be >= 0");
-  EXPECT_EQ(with([](Json& j) { j["ops"][0]["src"] = "0"; }).rfind("ops[0].src: expected an integer", 0), 0u);
+  EXPECT_EQ(
+      with([](Json& j) { j["ops"][0]["src"] = "0"; }).rfind("ops[0].src: expected an integer", 0),
+      0u);
   EXPECT_EQ(with([](Json& j) { j.erase("ops"); }), "ops: missing required field");
   EXPECT_EQ(with([](Json& j) { j["collective"]["kind"] = "allgather"; }),
             "ops[0].kind: reduce in the non-combining collective allgather");
-  EXPECT_EQ(with([](Json& j) { j["collective"]["kind"] = "custom"; }).rfind("collective.kind", 0), 0u);
-  EXPECT_EQ(with([](Json& j) { j["collective"]["kind"] = "allsorts"; }).rfind("collective.kind", 0), 0u);
+  EXPECT_EQ(with([](Json& j) { j["collective"]["kind"] = "custom"; }).rfind("collective.kind", 0),
+            0u);
+  EXPECT_EQ(with([](Json& j) { j["collective"]["kind"] = "allsorts"; }).rfind("collective.kind", 0),
+            0u);
   EXPECT_EQ(with([](Json& j) { j["collective"]["ranks"] = 0; }).rfind("collective.ranks", 0), 0u);
-  EXPECT_EQ(with([](Json& j) { j["collective"]["extra_key"] = 0; }).rfind("collective.extra_key", 0), 0u);
-  EXPECT_EQ(with([](Json& j) { j["rounds_per_step"] = Json::array({1, 0}); }).rfind("rounds_per_step[1]", 0), 0u);
+  EXPECT_EQ(
+      with([](Json& j) { j["collective"]["extra_key"] = 0; }).rfind("collective.extra_key", 0), 0u);
+  EXPECT_EQ(with([](Json& j) {
+              j["rounds_per_step"] = Json::array({1, 0});
+            }).rfind("rounds_per_step[1]", 0),
+            0u);
 }
 
 TEST(AlgorithmJson, EmbeddedCollectiveErrorsNameTheirPath) {
@@ -113,7 +124,8 @@ TEST(AlgorithmJson, EmbeddedCollectiveErrorsNameTheirPath) {
 }
 
 TEST(AlgorithmJson, ShippedExamplesReadAndVerify) {
-  const std::filesystem::path dir = std::filesystem::path(CCSYNTH_SOURCE_DIR) / "examples/algorithms";
+  const std::filesystem::path dir =
+      std::filesystem::path(CCSYNTH_SOURCE_DIR) / "examples/algorithms";
   int files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".json") continue;

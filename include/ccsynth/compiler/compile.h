@@ -17,19 +17,19 @@ namespace ccsynth::compiler {
 
 /// Options of compile(). Limits default to the executor runtime (msccl-xml.md "Limits").
 struct CompileOptions {
-  std::string name;                 // program name; "" = the algorithm's name
-  int instances = 1;                // TACCL 6.2 instances: each chunk split in N subchunks
+  std::string name;   // program name; "" = the algorithm's name
+  int instances = 1;  // TACCL 6.2 instances: each chunk split in N subchunks
   Protocol protocol = Protocol::kSimple;
-  bool inplace = false;             // NCCL in-place buffers (core/program.h input_location)
+  bool inplace = false;  // NCCL in-place buffers (core/program.h input_location)
   int64_t min_bytes = 0;
-  int64_t max_bytes = 0;            // 0 = unlimited
+  int64_t max_bytes = 0;  // 0 = unlimited
   int max_channels = 32;
-  int max_steps_per_threadblock = 64;   // executor build default; classic allows 256
-  int max_threadblocks_per_rank = 1024; // executor; classic allows 216
-  int max_count = 71;               // largest cnt of one step
-  int fifo_slots = 8;               // messages a connection buffers (NCCL_STEPS); deadlock check
-  bool aggregate = true;            // merge contiguous same-step transfers (MSCCLang 5.1)
-  bool fuse = true;                 // rcs / rrcs / rrs fusion (MSCCLang 4.3)
+  int max_steps_per_threadblock = 64;    // executor build default; classic allows 256
+  int max_threadblocks_per_rank = 1024;  // executor; classic allows 216
+  int max_count = 71;                    // largest cnt of one step
+  int fifo_slots = 8;     // messages a connection buffers (NCCL_STEPS); deadlock check
+  bool aggregate = true;  // merge contiguous same-step transfers (MSCCLang 5.1)
+  bool fuse = true;       // rcs / rrcs / rrs fusion (MSCCLang 4.3)
 };
 
 /// Compiles `algorithm` into a Program. The algorithm is assumed correct

@@ -14,8 +14,8 @@ namespace ccsynth::compiler {
 
 /// A receive and the send that forwards exactly what it wrote, on the same rank.
 struct FusionCandidate {
-  int receive = -1;          // instruction index of the r / rrc
-  int send = -1;             // instruction index of the s
+  int receive = -1;            // instruction index of the r / rrc
+  int send = -1;               // instruction index of the s
   bool result_unused = false;  // no other reader and not an output: rrs allowed
 };
 

@@ -45,7 +45,7 @@ struct Transfer {
   int dst_rank = 0;
   int sender = -1;
   int receiver = -1;
-  int channel = -1;       // hint from the algorithm until channel assignment
+  int channel = -1;  // hint from the algorithm until channel assignment
   int count = 1;
   bool removed = false;
 };
@@ -62,7 +62,7 @@ struct PlannedThreadblock {
 struct Lowered {
   Collective collective;
   bool inplace = false;
-  std::vector<int> scratch_chunks;       // per rank
+  std::vector<int> scratch_chunks;  // per rank
   std::vector<Instruction> instructions;
   std::vector<Transfer> transfers;
   std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, after assignment
