@@ -23,6 +23,7 @@ int run(int argc, char** argv) {
   add_bounds_command(app, result);
   add_compile_command(app, result);
   add_baseline_command(app, result);
+  add_pareto_command(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -161,13 +161,13 @@ Topology amd_z52_ring_topology() {
   t.name = "amdz52-ring";
   t.num_ranks = 8;
   t.nodes = {{0, 1, 2, 3, 4, 5, 6, 7}};
-  const std::vector<int> ring = {0, 2, 3, 5, 4, 6, 7, 1};
+  const std::vector<int> ring = {1, 3, 0, 2, 5, 7, 4, 6};
   for (size_t i = 0; i < ring.size(); ++i) {
     const int a = ring[i], b = ring[(i + 1) % ring.size()];
-    // PCIe 4.0 x16 (~27 GB/s) joins the islands at 1-0 and 5-4, xGMI (~33 GB/s) elsewhere;
+    // PCIe 4.0 x16 (~27 GB/s) joins the islands at 1-3 and 5-7, xGMI (~33 GB/s) elsewhere;
     // SCCL gives both the same beta (sec. 5.2.2).
-    const bool pcie = (a == 1 && b == 0) || (a == 0 && b == 1) || (a == 5 && b == 4) ||
-                      (a == 4 && b == 5);
+    const bool pcie = std::min(a, b) * 10 + std::max(a, b) == 13 ||
+                      std::min(a, b) * 10 + std::max(a, b) == 57;
     for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
       Link link;
       link.src = s;
@@ -180,6 +180,13 @@ Topology amd_z52_ring_topology() {
     }
   }
   return t;
+}
+
+BandwidthModel paper_bandwidth_model(const Topology& topology) {
+  if (topology.name != "amdz52") return bandwidth_model(topology);
+  BandwidthModel model = bandwidth_model(amd_z52_ring_topology());
+  model.name = topology.name;
+  return model;
 }
 
 Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int root) {

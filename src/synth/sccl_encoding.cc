@@ -98,6 +98,7 @@ class Encoding {
     make_round_variables(solver);
     add_bandwidth_constraints(solver);
     add_ingress_bounds(solver);
+    if (options_.break_symmetry) add_symmetry_breaking(solver);
     return true;
   }
 
@@ -372,6 +373,40 @@ class Encoding {
         }
         const int64_t lower = need - cap * (S_ - 1);
         if (lower > 0) add(solver, z3::pbge(terms, coeffs.data(), static_cast<int>(lower)));
+      }
+    }
+  }
+
+  // Chunks with the same pre and post relations are interchangeable: permuting them maps
+  // solutions to solutions. So some solution has their send vectors (in (step, edge) order)
+  // lexicographically non-increasing; we require it of consecutive equal chunks (lex-leader).
+  void add_symmetry_breaking(z3::solver& solver) {
+    std::map<std::pair<std::vector<int>, std::vector<int>>, std::vector<int>> classes;
+    for (int c = 0; c < G_; ++c) {
+      classes[{in_.collective.pre_ranks(c), in_.collective.post_ranks(c)}].push_back(c);
+    }
+    for (const auto& [key, chunks] : classes) {
+      for (size_t i = 0; i + 1 < chunks.size(); ++i) add_lex_geq(solver, chunks[i], chunks[i + 1]);
+    }
+  }
+
+  // vector(a) >=lex vector(b): eq_k says the first k entries agree.
+  void add_lex_geq(z3::solver& solver, int a, int b) {
+    z3::expr eq = ctx_.bool_val(true);
+    int k = 0;
+    for (int s = 1; s <= S_; ++s) {
+      for (int e = 0; e < E_; ++e) {
+        const int va = var(a, e, s), vb = var(b, e, s);
+        if (va < 0 || vb < 0) continue;
+        const z3::expr& x = vars_[va];
+        const z3::expr& y = vars_[vb];
+        add(solver, z3::implies(eq, x || !y));
+        const z3::expr next = ctx_.bool_const(
+            ("q_" + std::to_string(a) + "_" + std::to_string(k++)).c_str());
+        ++extra_vars_;
+        add(solver, z3::implies(next, eq && (x == y)));
+        add(solver, z3::implies(eq && (x == y), next));
+        eq = next;
       }
     }
   }

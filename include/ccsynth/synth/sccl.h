@@ -70,10 +70,15 @@ BandwidthModel bandwidth_model(const Topology& topology);
 BandwidthModel reversed(const BandwidthModel& model);
 
 /// SCCL's model of the Gigabyte Z52 with 8 AMD MI50 GPUs (sec. 5.2.2): the two xGMI islands
-/// closed into one bidirectional 8-ring by the PCIe links of the lone GPUs 1 and 5, every link
-/// one chunk per round (no switch constraints). Ring order 0-2-3-5-4-6-7-1-0 (PCIe: 1-0, 5-4);
-/// the figure's exact island order is not in the text, and every 8-ring gives the same table 5.
+/// closed into one bidirectional 8-ring by PCIe links of the lone GPUs 1 and 5, every link one
+/// chunk per round (no shared-PCIe constraints). Ring 1-3-0-2-5-7-4-6-1 (PCIe: 1-3, 5-7), a
+/// subgraph of topologies' "amdz52", so its algorithms also run there; every bidirectional
+/// 8-ring gives the same table 5.
 Topology amd_z52_ring_topology();
+
+/// The model SCCL's evaluation used (sec. 5.2): for a topology named "amdz52" the ring of
+/// amd_z52_ring_topology() (keeping the name), otherwise bandwidth_model(topology).
+BandwidthModel paper_bandwidth_model(const Topology& topology);
 
 /// A SYNCOLL instance (SCCL sec. 3.2). The collective must be non-combining; chunk k's pre
 /// relation is collective.pre_ranks(k), its post relation collective.post_ranks(k).
@@ -89,6 +94,7 @@ struct SolveOptions {
   double time_limit_s = 0;    // per instance; 0 = none
   bool prune_relays = true;   // restrict relays to ranks within hop distance of a destination
   bool use_sat_core = true;   // Z3's SAT core with native cardinality (QF_FD); false = smt core
+  bool break_symmetry = true; // lex-leader order among interchangeable chunks
 };
 
 /// Outcome of one instance: kOptimal with the algorithm (the instance has no objective: a
