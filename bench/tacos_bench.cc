@@ -3,8 +3,8 @@
 //
 //   tacos_bench [CASE...]     (no argument: every case but mesh100; `list` prints the cases)
 //
-// Costs follow TACOS sec. V: 50 GB/s links with 0.5 us latency (RFS: 200/100/50 GB/s), 1 MiB
-// chunks unless a case says otherwise. Each case prints one line; run heavy cases one per process
+// Topologies come from topologies::make_builtin with their default costs, TACOS sec. V: 50 GB/s
+// links with 0.5 us latency (RFS: 200/100/50 GB/s); 1 MiB chunks unless a case says otherwise. Each case prints one line; run heavy cases one per process
 // so that the reported peak RSS is theirs.
 
 #include <sys/resource.h>
@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
-#include <functional>
 #include <limits>
 #include <queue>
 #include <string>
@@ -24,7 +23,9 @@
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/topology.h"
 #include "ccsynth/core/units.h"
+#include "ccsynth/sim/bounds.h"
 #include "ccsynth/synth/tacos.h"
+#include "ccsynth/topologies/library.h"
 
 namespace {
 
@@ -35,76 +36,8 @@ using ccsynth::Switch;
 using ccsynth::Topology;
 namespace synth = ccsynth::synth;
 
-constexpr double kAlphaUs = 0.5;
+constexpr double kAlphaUs = 0.5;  // the built-ins' default latency (ring closed form)
 constexpr int64_t kMiB = 1 << 20;
-
-void add_pair(Topology& t, int a, int b, double gbps) {
-  const double beta = ccsynth::beta_from_gbps(gbps);
-  t.links.push_back({a, b, 1, kAlphaUs, beta, "generic"});
-  t.links.push_back({b, a, 1, kAlphaUs, beta, "generic"});
-}
-
-Topology blank(const std::string& name, int ranks) {
-  Topology t;
-  t.name = name;
-  t.num_ranks = ranks;
-  t.nodes.push_back({});
-  for (int r = 0; r < ranks; ++r) t.nodes[0].push_back(r);
-  return t;
-}
-
-// Grid of dims (x fastest), with or without wrap-around, 50 GB/s.
-Topology grid(const std::string& name, const std::vector<int>& dims, bool wrap) {
-  int ranks = 1;
-  for (int d : dims) ranks *= d;
-  Topology t = blank(name, ranks);
-  for (int r = 0; r < ranks; ++r) {
-    int stride = 1;
-    for (int d : dims) {
-      const int coord = (r / stride) % d;
-      if (coord + 1 < d) add_pair(t, r, r + stride, 50);
-      if (wrap && coord + 1 == d && d > 2) add_pair(t, r, r - coord * stride, 50);
-      stride *= d;
-    }
-  }
-  return t;
-}
-
-Topology hypercube(int dims) {
-  Topology t = blank("hypercube:" + std::to_string(dims), 1 << dims);
-  for (int r = 0; r < t.num_ranks; ++r) {
-    for (int d = 0; d < dims; ++d) {
-      if (!(r & (1 << d))) add_pair(t, r, r | (1 << d), 50);
-    }
-  }
-  return t;
-}
-
-// TACOS's 3-D Ring x FullyConnected x Switch (sec. VI): rank = i + A*j + A*B*k; rings of A at
-// 200 GB/s, cliques of B at 100 GB/s, one 50 GB/s switch per (i, j) across the C nodes (the same
-// layout as topologies::make_builtin("rfs:AxBxC")).
-Topology rfs(int a, int b, int c) {
-  Topology t = blank("rfs:" + std::to_string(a) + "x" + std::to_string(b) + "x" + std::to_string(c),
-                     a * b * c);
-  for (int k = 0; k < c; ++k) {
-    for (int j = 0; j < b; ++j) {
-      for (int i = 0; i < a; ++i) {
-        const int r = i + a * j + a * b * k;
-        if (a > 2 || i == 0) add_pair(t, r, i + 1 < a ? r + 1 : r - i, 200);
-        for (int j2 = j + 1; j2 < b; ++j2) add_pair(t, r, i + a * j2 + a * b * k, 100);
-      }
-    }
-  }
-  for (int p = 0; p < a * b; ++p) {
-    Switch sw;
-    sw.name = "switch" + std::to_string(p);
-    for (int k = 0; k < c; ++k) sw.ranks.push_back(p + k * a * b);
-    sw.alpha_us = kAlphaUs;
-    sw.port_beta_us_per_mb = ccsynth::beta_from_gbps(50);
-    t.switches.push_back(sw);
-  }
-  return t;
-}
 
 // Smallest T with sum over in-links of lanes * floor(T / cost) >= n: a rank receiving n chunks
 // over its TEN in-links cannot finish earlier (each lane carries one whole chunk at a time).
@@ -189,7 +122,7 @@ long peak_rss_mb() {
 
 struct Case {
   std::string name;
-  std::function<Topology()> topology;
+  std::string topology;  // topologies::make_builtin name
   CollectiveKind kind;
   int chunks_per_rank = 1;
   int64_t chunk_bytes = kMiB;  // bytes per chunk
@@ -198,20 +131,20 @@ struct Case {
 std::vector<Case> cases() {
   using K = CollectiveKind;
   return {
-      {"mesh8", [] { return grid("mesh2d:8x8", {8, 8}, false); }, K::kAllGather},
-      {"mesh32", [] { return grid("mesh2d:32x32", {32, 32}, false); }, K::kAllGather},
-      {"mesh48", [] { return grid("mesh2d:48x48", {48, 48}, false); }, K::kAllGather},
-      {"torus2d16", [] { return grid("torus2d:16x16", {16, 16}, true); }, K::kAllGather},
-      {"torus3d8", [] { return grid("torus3d:8x8x8", {8, 8, 8}, true); }, K::kAllGather},
-      {"hypercube4", [] { return hypercube(4); }, K::kAllGather},
-      {"hypercube6", [] { return hypercube(6); }, K::kAllGather},
-      {"hypercube8", [] { return hypercube(8); }, K::kAllGather},
-      {"hypercube10", [] { return hypercube(10); }, K::kAllGather},
-      {"mesh8_ar", [] { return grid("mesh2d:8x8", {8, 8}, false); }, K::kAllReduce},
-      {"mesh8_ar_c4", [] { return grid("mesh2d:8x8", {8, 8}, false); }, K::kAllReduce, 4},
-      {"rfs8_ar", [] { return rfs(8, 8, 8); }, K::kAllReduce},
-      {"rfs8_ag", [] { return rfs(8, 8, 8); }, K::kAllGather},
-      {"mesh100", [] { return grid("mesh2d:100x100", {100, 100}, false); }, K::kAllGather},
+      {"mesh8", "mesh2d:8x8", K::kAllGather},
+      {"mesh32", "mesh2d:32x32", K::kAllGather},
+      {"mesh48", "mesh2d:48x48", K::kAllGather},
+      {"torus2d16", "torus2d:16x16", K::kAllGather},
+      {"torus3d8", "torus3d:8x8x8", K::kAllGather},
+      {"hypercube4", "hypercube:4", K::kAllGather},
+      {"hypercube6", "hypercube:6", K::kAllGather},
+      {"hypercube8", "hypercube:8", K::kAllGather},
+      {"hypercube10", "hypercube:10", K::kAllGather},
+      {"mesh8_ar", "mesh2d:8x8", K::kAllReduce},
+      {"mesh8_ar_c4", "mesh2d:8x8", K::kAllReduce, 4},
+      {"rfs8_ar", "rfs:8x8x8", K::kAllReduce},
+      {"rfs8_ag", "rfs:8x8x8", K::kAllGather},
+      {"mesh100", "mesh2d:100x100", K::kAllGather},
   };
 }
 
@@ -220,7 +153,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 void run(const Case& c) {
-  const Topology topology = c.topology();
+  const Topology topology = ccsynth::topologies::make_builtin(c.topology);
   Collective collective = ccsynth::make_collective(c.kind, topology.num_ranks, c.chunks_per_rank);
   synth::TacosOptions options;
   options.bytes = c.chunk_bytes * collective.input_chunks;
@@ -257,6 +190,12 @@ void run(const Case& c) {
     char buf[128];
     std::snprintf(buf, sizeof buf, "bound %.1f us, ratio %.4f", bound, r.time_us / bound);
     compare = buf;
+  }
+  if (topology.num_ranks <= 1024) {  // H5's simulator bound (fluid, so it may be lower)
+    const auto sim = ccsynth::sim::lower_bound(topology, r.algorithm.collective, options.bytes);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", sim bound %.1f us", sim.lower_bound_us);
+    compare += buf;
   }
   std::printf("%-12s %-16s %-10s ranks=%-6d wall=%.3fs cpu=%.3fs ten=%.1fus %s ops=%lld "
               "repl=%lld rss=%ldMB\n",
