@@ -445,79 +445,108 @@ std::vector<int> one_ring(const Net& net, const std::vector<int>& subset) {
   return rings.empty() ? std::vector<int>{} : rings[0];
 }
 
+// The rings and shares of a hierarchical allgather. A rail is the set of ranks with one local
+// index, one per node; rails with a ring across the nodes are leaders' rails.
+struct HierPlan {
+  NodeLayout layout;
+  std::vector<std::vector<int>> node_rings;  // one ring inside every node
+  std::vector<std::vector<int>> rails;       // ring across the nodes per leader index
+  std::vector<int> leaders;                  // local indices with a rail ring
+  bool all_rails = false;                    // every local index is a leader
+  // share[i][n]: chunks of node n that leader i carries across the nodes: with all rails the
+  // leader's own chunks, otherwise an even cut of the node's chunks.
+  std::vector<std::vector<std::vector<int>>> share;
+};
+
+void plan_rings(const Topology& t, bool reverse, HierPlan& plan) {
+  const Net net(t);
+  for (const auto& node : t.nodes) {
+    auto ring = one_ring(net, node);
+    if (ring.empty()) reject("a node of " + t.name + " has no ring inside it");
+    plan.node_rings.push_back(reverse ? reversed(ring) : ring);
+  }
+  for (int g = 0; g < plan.layout.per_node; ++g) {
+    std::vector<int> rail;
+    for (const auto& node : t.nodes) rail.push_back(node[g]);
+    auto ring = one_ring(net, rail);
+    if (ring.empty()) continue;
+    plan.leaders.push_back(g);
+    plan.rails.push_back(reverse ? reversed(ring) : ring);
+  }
+  if (plan.leaders.empty()) reject("no ranks of equal local index form a ring across the nodes");
+  plan.all_rails = static_cast<int>(plan.leaders.size()) == plan.layout.per_node;
+}
+
+void plan_shares(const Topology& t, int C, HierPlan& plan) {
+  const int leaders = static_cast<int>(plan.leaders.size());
+  plan.share.assign(leaders, std::vector<std::vector<int>>(plan.layout.nodes));
+  for (int n = 0; n < plan.layout.nodes; ++n) {
+    std::vector<int> ids;
+    for (int r : t.nodes[n])
+      for (int x = 0; x < C; ++x) ids.push_back(r * C + x);
+    std::sort(ids.begin(), ids.end());
+    const auto cuts = split({0, static_cast<int>(ids.size())}, leaders);
+    for (int i = 0; i < leaders; ++i) {
+      auto& share = plan.share[i][n];
+      if (plan.all_rails) {
+        for (int x = 0; x < C; ++x) share.push_back(t.nodes[n][plan.leaders[i]] * C + x);
+      } else if (i < static_cast<int>(cuts.size())) {
+        share.assign(ids.begin() + cuts[i].first, ids.begin() + cuts[i].first + cuts[i].count);
+      }
+    }
+  }
+}
+
+HierPlan hier_plan(const Collective& c, const Topology& t, bool reverse) {
+  HierPlan plan;
+  plan.layout = node_layout(t);
+  plan_rings(t, reverse, plan);
+  plan_shares(t, c.chunks_per_rank, plan);
+  return plan;
+}
+
+// What rank r of node n spreads inside its node in the last phase: a leader's shares of the
+// other nodes (and of its own node with all rails, where no first phase spread it).
+Block leader_block(const HierPlan& plan, int n, int r) {
+  const auto it = std::find(plan.leaders.begin(), plan.leaders.end(), plan.layout.local[r]);
+  if (it == plan.leaders.end()) return {};
+  std::vector<int> ids;
+  for (int m = 0; m < plan.layout.nodes; ++m) {
+    if (!plan.all_rails && m == n) continue;
+    const auto& s = plan.share[it - plan.leaders.begin()][m];
+    ids.insert(ids.end(), s.begin(), s.end());
+  }
+  return ranges_of(ids);
+}
+
 // Hierarchical allgather. With a ring across the nodes for every local index (rails): each rail
 // gathers its ranks' chunks, then each node's ring spreads them (N - 1 + G - 1 steps). Otherwise
 // only the leader local indices with a cross-node ring talk between nodes: nodes first gather
 // internally, leaders exchange one share each of their node's chunks, and the node rings spread
 // what leaders received (G - 1 + N - 1 + G - 1 steps). `reverse` runs every ring backwards.
 Algorithm hier_allgather(const Collective& c, const Topology& t, bool reverse) {
-  const Net net(t);
-  const NodeLayout L = node_layout(t);
-  const int C = c.chunks_per_rank;
-  std::vector<std::vector<int>> node_rings, rails;
-  std::vector<int> leaders;
-  for (const auto& node : t.nodes) {
-    node_rings.push_back(one_ring(net, node));
-    if (node_rings.back().empty()) reject("a node of " + t.name + " has no ring inside it");
-    if (reverse) node_rings.back() = reversed(node_rings.back());
-  }
-  for (int g = 0; g < L.per_node; ++g) {
-    std::vector<int> rail;
-    for (const auto& node : t.nodes) rail.push_back(node[g]);
-    auto ring = one_ring(net, rail);
-    if (ring.empty()) continue;
-    leaders.push_back(g);
-    rails.push_back(reverse ? reversed(ring) : ring);
-  }
-  if (leaders.empty()) reject("no ranks of equal local index form a ring across the nodes");
+  const HierPlan plan = hier_plan(c, t, reverse);
+  const NodeLayout& L = plan.layout;
   Algorithm a = empty_algorithm(c, t, CK::kAllGather, "hier");
-  const bool all_rails = static_cast<int>(leaders.size()) == L.per_node;
-  // share[i][n]: chunks of node n that leader i carries across the nodes.
-  std::vector<std::vector<std::vector<int>>> share(leaders.size(),
-                                                   std::vector<std::vector<int>>(L.nodes));
-  for (int n = 0; n < L.nodes; ++n) {
-    std::vector<int> ids;
-    for (int r : t.nodes[n])
-      for (int x = 0; x < C; ++x) ids.push_back(r * C + x);
-    std::sort(ids.begin(), ids.end());
-    const auto cuts = split({0, static_cast<int>(ids.size())}, static_cast<int>(leaders.size()));
-    for (size_t i = 0; i < leaders.size(); ++i) {
-      if (all_rails) {
-        for (int x = 0; x < C; ++x) share[i][n].push_back(t.nodes[n][leaders[i]] * C + x);
-      } else if (i < cuts.size()) {
-        share[i][n].assign(ids.begin() + cuts[i].first, ids.begin() + cuts[i].first + cuts[i].count);
-      }
-    }
-  }
   int step = 0;
-  if (!all_rails && L.per_node > 1) {  // phase A: every node gathers its own chunks
-    for (const auto& ring : node_rings) {
+  if (!plan.all_rails && L.per_node > 1) {  // phase A: every node gathers its own chunks
+    for (const auto& ring : plan.node_rings) {
       std::vector<Block> blocks;
-      for (int r : ring) blocks.push_back(rank_block(r, C));
+      for (int r : ring) blocks.push_back(rank_block(r, c.chunks_per_rank));
       ring_allgather(a, ring, blocks, step);
     }
     step += L.per_node - 1;
   }
-  for (size_t i = 0; i < rails.size(); ++i) {  // phase B: leaders exchange across nodes
+  for (size_t i = 0; i < plan.rails.size(); ++i) {  // phase B: leaders exchange across nodes
     std::vector<Block> blocks;
-    for (int r : rails[i]) blocks.push_back(ranges_of(share[i][t.node_of(r)]));
-    ring_allgather(a, rails[i], blocks, step);
+    for (int r : plan.rails[i]) blocks.push_back(ranges_of(plan.share[i][t.node_of(r)]));
+    ring_allgather(a, plan.rails[i], blocks, step);
   }
   step += L.nodes - 1;
-  for (size_t n = 0; n < node_rings.size(); ++n) {  // phase C: spread what leaders received
+  for (int n = 0; n < L.nodes; ++n) {  // phase C: spread what leaders received
     std::vector<Block> blocks;
-    for (int r : node_rings[n]) {
-      std::vector<int> ids;
-      const auto it = std::find(leaders.begin(), leaders.end(), L.local[r]);
-      if (it != leaders.end())
-        for (int m = 0; m < L.nodes; ++m)
-          if (all_rails || m != static_cast<int>(n)) {  // phase A spread the node's own
-            const auto& s = share[it - leaders.begin()][m];
-            ids.insert(ids.end(), s.begin(), s.end());
-          }
-      blocks.push_back(ranges_of(ids));
-    }
-    ring_allgather(a, node_rings[n], blocks, step);
+    for (int r : plan.node_rings[n]) blocks.push_back(leader_block(plan, n, r));
+    ring_allgather(a, plan.node_rings[n], blocks, step);
   }
   return a;
 }
