@@ -442,5 +442,33 @@ TEST(VerifyProgramFiles, KnownDefectMissingExecutorAttributes) {
   EXPECT_EQ(executor, 3);
 }
 
+// Robustness: every single-character mutation of a valid file either fails to read with a
+// UserError or reads into a program the verifier handles without crashing.
+TEST(VerifyProgramFiles, MutatedFilesNeverCrash) {
+  const std::string text = formats::write_msccl_xml(ring_allgather(3, false));
+  int readable = 0, failed = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    for (const char* replacement : {"", "9", "-", "1"}) {
+      std::string mutated = text;
+      mutated.replace(i, 1, replacement);
+      Program p;
+      try {
+        p = formats::read_msccl_xml(mutated, "mutated.xml");
+      } catch (const UserError&) {
+        ++failed;
+        continue;
+      }
+      ++readable;
+      try {
+        verify_program(p);
+      } catch (const UserError&) {
+        // collective_of: buffer sizes that fit no collective.
+      }
+    }
+  }
+  EXPECT_GT(readable, 1000);
+  EXPECT_GT(failed, 1000);
+}
+
 }  // namespace
 }  // namespace ccsynth::verify
