@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <tuple>
+#include <vector>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -145,6 +147,187 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"amd", CollectiveKind::kGather, 2, 4, 7, true},
         Case{"amd", CollectiveKind::kAllToAll, 8, 4, 8, true},
         Case{"amd", CollectiveKind::kAllToAll, 8, 4, 7, false}));
+
+// The bounds filter in synthesize() must agree with the solver: below b_l the encoding itself is
+// UNSAT (allgather (2,2,2) on the DGX-1: 14 chunks to receive, 12 lane-rounds).
+TEST(SccLInstance, SolverProvesBelowBandwidthBoundUnsat) {
+  SyncollInstance in;
+  in.collective = make_collective(CollectiveKind::kAllGather, 8, 2);
+  in.bandwidth = bandwidth_model(dgx1());
+  in.steps = 2;
+  in.rounds = 2;
+  EXPECT_EQ(solve_instance(in).status, SynthStatus::kInfeasible);
+  in.rounds = 3;  // (2,2,3) is SAT (table 4) also without the symmetry breaking
+  SolveOptions plain;
+  plain.break_symmetry = false;
+  const InstanceResult r = solve_instance(in, plain);
+  ASSERT_TRUE(r.algorithm);
+  expect_verified(*r.algorithm, dgx1());
+}
+
+TEST(SccLInstance, SmtCoreAgreesWithSatCore) {
+  SolveOptions smt;
+  smt.use_sat_core = false;
+  const Topology t = dgx1();
+  const InstanceResult r = synthesize(CollectiveKind::kAllGather, bandwidth_model(t), 1, 2, 2, 0, smt);
+  ASSERT_TRUE(r.algorithm);
+  expect_verified(*r.algorithm, t);
+}
+
+TEST(SccLInstance, RejectsBadShapes) {
+  const BandwidthModel m = bandwidth_model(dgx1());
+  EXPECT_THROW(synthesize(CollectiveKind::kAllToAll, m, 3, 2, 2), UserError);   // C % P != 0
+  EXPECT_THROW(synthesize(CollectiveKind::kAllReduce, m, 8, 3, 3), UserError);  // odd S
+  EXPECT_THROW(synthesize(CollectiveKind::kCustom, m, 1, 2, 2), UserError);
+  SyncollInstance in;
+  in.collective = make_collective(CollectiveKind::kReduceScatter, 8, 1);
+  in.bandwidth = m;
+  EXPECT_THROW(solve_instance(in), UserError);  // combining
+  in.collective = make_collective(CollectiveKind::kAllGather, 8, 1);
+  in.steps = 3;
+  in.rounds = 2;
+  EXPECT_THROW(solve_instance(in), UserError);  // R < S
+}
+
+TEST(SccLCollective, PaperChunkCounts) {
+  EXPECT_EQ(sccl_collective(CollectiveKind::kAllGather, 8, 6).num_chunks(), 48);
+  const Collective a2a = sccl_collective(CollectiveKind::kAllToAll, 8, 8);
+  EXPECT_EQ(a2a.chunks_per_rank, 1);
+  EXPECT_EQ(a2a.num_chunks(), 64);  // one chunk per (source, destination)
+  EXPECT_EQ(sccl_collective(CollectiveKind::kAllToAll, 8, 24).chunks_per_rank, 3);
+  EXPECT_EQ(sccl_collective(CollectiveKind::kAllReduce, 8, 48).chunks_per_rank, 6);
+  EXPECT_EQ(sccl_collective(CollectiveKind::kBroadcast, 8, 6).num_chunks(), 6);
+}
+
+TEST(SccLModel, Dgx1LinksCountLanes) {
+  const BandwidthModel m = bandwidth_model(dgx1());
+  EXPECT_EQ(m.num_ranks, 8);
+  ASSERT_EQ(m.constraints.size(), 32u);  // 16 NVLink pairs, both directions
+  int doubles = 0;
+  for (const BandwidthConstraint& c : m.constraints) {
+    ASSERT_EQ(c.edges.size(), 1u);
+    doubles += c.chunks_per_round == 2;
+  }
+  EXPECT_EQ(doubles, 16);
+  EXPECT_EQ(m.edges().size(), 32u);
+  EXPECT_EQ(reversed(reversed(m)), m);
+}
+
+TEST(SccLModel, SwitchGivesPortConstraints) {
+  Topology t;
+  t.name = "sw4";
+  t.num_ranks = 4;
+  Switch sw;
+  sw.name = "nvs";
+  sw.ranks = {0, 1, 2, 3};
+  sw.port_beta_us_per_mb = 10;
+  t.switches.push_back(sw);
+  const BandwidthModel m = bandwidth_model(t);
+  ASSERT_EQ(m.constraints.size(), 8u);  // egress + ingress per rank
+  for (const BandwidthConstraint& c : m.constraints) {
+    EXPECT_EQ(c.edges.size(), 3u);
+    EXPECT_EQ(c.chunks_per_round, 1);
+  }
+  // Allgather through a switch: each rank receives 3 chunks through one ingress port.
+  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, m), make_ratio(3, 1));
+  const InstanceResult r = synthesize(CollectiveKind::kAllGather, m, 1, 1, 3);
+  ASSERT_TRUE(r.algorithm);
+  expect_verified(*r.algorithm, t);
+  EXPECT_EQ(synthesize(CollectiveKind::kAllGather, m, 1, 1, 2).status, SynthStatus::kInfeasible);
+}
+
+TEST(SccLBounds, PaperBounds) {
+  const BandwidthModel dgx = bandwidth_model(dgx1());
+  const BandwidthModel amd = bandwidth_model(amd_z52_ring_topology());
+  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllGather, dgx), 2);
+  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, dgx), make_ratio(7, 6));
+  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllReduce, dgx), 4);
+  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllReduce, dgx), make_ratio(7, 24));
+  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllGather, amd), 4);
+  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, amd), make_ratio(7, 2));
+  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllToAll, amd), make_ratio(1, 1));  // bisection
+  EXPECT_EQ(latency_lower_bound(CollectiveKind::kBroadcast, amd), 4);
+}
+
+std::vector<std::tuple<int, int, int>> shapes(const ParetoResult& r) {
+  std::vector<std::tuple<int, int, int>> out;
+  for (const ParetoPoint& p : r.frontier) out.emplace_back(p.chunks, p.steps, p.rounds);
+  return out;
+}
+
+// Table 5: allgather (1,4,4) latency-optimal, (2,7,7) bandwidth-optimal (k = 0), (2,4,7) both.
+TEST(SccLPareto, AmdAllgatherTable5) {
+  const Topology t = amd_z52_ring_topology();
+  ParetoOptions o;
+  o.k = 0;
+  const ParetoResult r0 = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  EXPECT_EQ(r0.status, SynthStatus::kOptimal);
+  using S = std::tuple<int, int, int>;
+  EXPECT_EQ(shapes(r0), (std::vector<S>{{1, 4, 4}, {2, 7, 7}}));
+  ASSERT_EQ(r0.frontier.size(), 2u);
+  EXPECT_TRUE(r0.frontier[0].latency_optimal);
+  EXPECT_FALSE(r0.frontier[0].bandwidth_optimal);
+  EXPECT_TRUE(r0.frontier[1].bandwidth_optimal);
+  for (const ParetoPoint& p : r0.frontier) expect_verified(p.algorithm, t);
+  o.k = 3;
+  const ParetoResult r3 = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  EXPECT_EQ(shapes(r3), (std::vector<S>{{2, 4, 7}}));
+  EXPECT_TRUE(r3.frontier[0].latency_optimal && r3.frontier[0].bandwidth_optimal);
+}
+
+// Table 5: alltoall (8,4,8) is latency- and bandwidth-optimal on the AMD ring.
+TEST(SccLPareto, AmdAlltoallTable5) {
+  const Topology t = amd_z52_ring_topology();
+  ParetoOptions o;
+  o.k = 4;
+  std::vector<ParetoAttempt> seen;
+  const ParetoResult r = pareto_synthesize(CollectiveKind::kAllToAll, bandwidth_model(t), o, 0,
+                                           [&](const ParetoAttempt& a) { seen.push_back(a); });
+  EXPECT_EQ(shapes(r), (std::vector<std::tuple<int, int, int>>{{8, 4, 8}}));
+  EXPECT_EQ(seen.size(), r.attempts.size());
+  expect_verified(r.frontier.at(0).algorithm, t);
+}
+
+// Table 4, k = 0 prefix: (1,2,2) latency-optimal, then (2,3,3), (3,4,4).
+TEST(SccLPareto, Dgx1AllgatherK0Prefix) {
+  const Topology t = dgx1();
+  ParetoOptions o;
+  o.k = 0;
+  o.max_steps = 4;
+  const ParetoResult r = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  EXPECT_EQ(shapes(r), (std::vector<std::tuple<int, int, int>>{{1, 2, 2}, {2, 3, 3}, {3, 4, 4}}));
+  EXPECT_EQ(r.status, SynthStatus::kFeasible);  // stopped by max_steps before 7/6
+  EXPECT_TRUE(r.frontier.at(0).latency_optimal);
+  for (const ParetoPoint& p : r.frontier) expect_verified(p.algorithm, t);
+}
+
+TEST(SccLLeastSteps, AmdAllgatherNeedsFourSteps) {
+  const Topology t = amd_z52_ring_topology();
+  std::vector<int> tried;
+  const InstanceResult r =
+      least_steps(CollectiveKind::kAllGather, bandwidth_model(t), 1, 0, 8, 0, {},
+                  [&](int s, const InstanceResult&) { tried.push_back(s); });
+  ASSERT_TRUE(r.algorithm);
+  EXPECT_EQ(r.algorithm->rounds_per_step.size(), 4u);
+  EXPECT_EQ(tried, (std::vector<int>{4}));
+  expect_verified(*r.algorithm, t);
+}
+
+// The paper's AMD ring is a subgraph of topologies' amdz52 (checked here link by link against
+// SCCL sec. 5.1.2: GPU 1 reaches 0, 2, 3 over PCIe, GPU 5 reaches 4, 6, 7).
+TEST(SccLModel, AmdRingUsesPcieOfGpus1And5) {
+  const Topology t = amd_z52_ring_topology();
+  validate(t);
+  int pcie = 0;
+  for (const Link& l : t.links) {
+    if (l.kind == "pcie") {
+      ++pcie;
+      EXPECT_TRUE(l.src == 1 || l.dst == 1 || l.src == 5 || l.dst == 5);
+    }
+  }
+  EXPECT_EQ(pcie, 4);
+  EXPECT_EQ(t.diameter(), 4);
+}
 
 }  // namespace
 }  // namespace ccsynth::synth
