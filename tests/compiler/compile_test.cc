@@ -114,6 +114,13 @@ TEST_P(CompileMatrix, CompiledProgramVerifies) {
                            << (inplace ? " in-place" : "") << "\n"
                            << report.summary() << program;
   EXPECT_TRUE(formats::check_dialect(program, formats::XmlDialect::kExecutor).empty());
+  if (program.collective != CollectiveKind::kGather &&
+      program.collective != CollectiveKind::kScatter) {  // classic has no name for these
+    for (const formats::XmlIssue& issue :
+         formats::check_dialect(program, formats::XmlDialect::kClassic)) {
+      ADD_FAILURE() << "classic: " << issue.element << ": " << issue.message;
+    }
+  }
   // Deadlock freedom must not rely on deep FIFOs: two slots (a fused rcs/rrs needs one free slot
   // while its receiver still holds the previous message, as in every MSCCL ring).
   options.fifo_slots = 2;
