@@ -104,6 +104,30 @@ Topology hetero() {
   return t;
 }
 
+// TACOS's Ring x FullyConnected x Switch (sec. VI) at 200/100/50 GB/s: rank = i + a*j + a*b*k,
+// one switch per (i, j) across the c nodes.
+Topology rfs(int a, int b, int c) {
+  Topology t = blank("rfs", a * b * c);
+  for (int k = 0; k < c; ++k) {
+    for (int j = 0; j < b; ++j) {
+      for (int i = 0; i < a; ++i) {
+        const int r = i + a * j + a * b * k;
+        if (a > 2 || i == 0) pair(t, r, i + 1 < a ? r + 1 : r - i, kAlpha, 200);
+        for (int j2 = j + 1; j2 < b; ++j2) pair(t, r, i + a * j2 + a * b * k, kAlpha, 100);
+      }
+    }
+  }
+  for (int p = 0; p < a * b; ++p) {
+    Switch sw;
+    sw.name = "sw" + std::to_string(p);
+    for (int k = 0; k < c; ++k) sw.ranks.push_back(p + k * a * b);
+    sw.alpha_us = kAlpha;
+    sw.port_beta_us_per_mb = beta_from_gbps(50);
+    t.switches.push_back(sw);
+  }
+  return t;
+}
+
 // A topology with links whose cost is `alpha` only (beta tiny) for hand-checked TEN times.
 Topology alpha_only(int n, const std::vector<std::tuple<int, int, double>>& links) {
   Topology t = blank("alpha_only", n);
@@ -122,22 +146,18 @@ void expect_verified(const Algorithm& a, const Topology& t) {
   EXPECT_TRUE(report.ok()) << report.summary();
 }
 
-// Every op's source held the chunk (pre or an earlier arrival) at the op's start time: the
-// causality that chunk replacement must keep (sec. IV.F).
-void expect_causal(const Algorithm& a, double link_us_max) {
-  std::map<std::pair<int, int>, double> arrival;  // (chunk, rank) -> time
+// Every op's source held the chunk (pre, or delivered by an op that started earlier and ran in
+// an earlier step) when the op starts: the causality chunk replacement must keep (sec. IV.F).
+void expect_causal(const Algorithm& a) {
   const Collective& c = a.collective;
+  std::set<std::pair<int, int>> pre;  // (chunk, rank)
   for (int k = 0; k < c.num_chunks(); ++k) {
-    for (int r : c.pre_ranks(k)) arrival[{k, r}] = 0;
+    for (int r : c.pre_ranks(k)) pre.insert({k, r});
   }
-  (void)link_us_max;
-  // Arrival = the start of the op delivering it plus its duration; durations are not in the
-  // Algorithm, so use the step order: every op must read a chunk delivered in an earlier step
-  // and whose delivering op started strictly before this one.
   std::map<std::pair<int, int>, const ChunkOp*> delivered;
   for (const ChunkOp& op : a.ops) delivered[{op.chunk, op.dst}] = &op;
   for (const ChunkOp& op : a.ops) {
-    if (arrival.count({op.chunk, op.src})) continue;
+    if (pre.count({op.chunk, op.src})) continue;
     auto it = delivered.find({op.chunk, op.src});
     ASSERT_NE(it, delivered.end()) << op;
     EXPECT_LT(it->second->step, op.step) << op;
@@ -234,13 +254,31 @@ TEST(Tacos, Mesh2x2HeterogeneousTimes) {
 }
 
 TEST(Tacos, LowerCostLinkFirst) {
-  // Rank 2 can get chunk 0 from rank 0 directly (cost 5) or... only directly; rank 1 can get it
-  // from 0 (cost 1) or from 2 (cost 1 after 2 has it). Broadcast from 0: 0->1 fast, 0->2 slow.
+  // Broadcast from 0; at t=1 ranks 1 and 2 both hold the chunk and both links into rank 3 are
+  // idle: the cheaper 2->3 (cost 2) must serve it, not 1->3 (cost 5), whatever the seed, even
+  // without replacement to repair a bad choice (sec. IV.F).
+  const Topology t = alpha_only(4, {{0, 1, 1}, {0, 2, 1}, {1, 3, 5}, {2, 3, 2}});
+  const Collective c = make_collective(CollectiveKind::kBroadcast, 4, 1, 0);
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    TacosOptions o = bytes_per_chunk(c, 1);
+    o.seed = seed;
+    o.chunk_replacement = false;
+    const TacosResult r = synthesize_tacos(t, c, o);
+    EXPECT_NEAR(r.time_us, 3.0, 1e-5);
+    ASSERT_EQ(r.algorithm.ops.size(), 3u);
+    EXPECT_EQ(r.algorithm.ops[2].src, 2);
+    EXPECT_EQ(r.algorithm.ops[2].dst, 3);
+    expect_verified(r.algorithm, t);
+  }
+}
+
+TEST(Tacos, CheaperLinkTakesOverSlowTransfer) {
+  // Broadcast from 0: 0->1 costs 1, 0->2 costs 5, 1<->2 cost 1. At t=0 only the slow 0->2 can
+  // serve rank 2 (arriving at 5); at t=1 rank 1 holds the chunk and 1->2 re-sends it (arriving
+  // at 2); the slow transfer has no substitute and is dropped.
   const Topology t = alpha_only(3, {{0, 1, 1}, {0, 2, 5}, {1, 2, 1}, {2, 1, 1}});
   const Collective c = make_collective(CollectiveKind::kBroadcast, 3, 1, 0);
   const TacosResult r = synthesize_tacos(t, c, bytes_per_chunk(c, 1));
-  // Rank 2's in-links at t=0: only 0->2 holds the chunk, so it starts there (arrives at 5); at
-  // t=1 rank 1 has it and the cheaper 1->2 replaces the slow transfer: done at t=2.
   EXPECT_NEAR(r.time_us, 2.0, 1e-5);
   EXPECT_EQ(r.replacements, 1);
   EXPECT_EQ(r.substitutions, 0);
@@ -264,7 +302,7 @@ TEST(Tacos, ChunkReplacementSubstitutesHeldChunks) {
   EXPECT_EQ(r.substitutions, 2);
   for (const ChunkOp& op : r.algorithm.ops) EXPECT_NE(op.src * 10 + op.dst, 21) << op;
   expect_verified(r.algorithm, t);
-  expect_causal(r.algorithm, 10);
+  expect_causal(r.algorithm);
 
   o.chunk_replacement = false;
   const TacosResult plain = synthesize_tacos(t, c, o);
@@ -292,7 +330,26 @@ TEST(Tacos, ChunkReplacementStaysCausal) {
     }
   }
   expect_verified(r.algorithm, t);
-  expect_causal(r.algorithm, 10);
+  expect_causal(r.algorithm);
+}
+
+TEST(Tacos, HeterogeneousRfsReplacesCausally) {
+  // Fast intra-node links overtake slow switch transfers: replacement must happen, and every
+  // substitute must already be at its sender when the slow transfer starts.
+  const Topology t = rfs(4, 2, 4);
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kBroadcast}) {
+    const Collective c = make_collective(kind, t.num_ranks, 2, 5);
+    TacosOptions o = bytes_per_chunk(c, kMiB);
+    const TacosResult r = synthesize_tacos(t, c, o);
+    EXPECT_GT(r.replacements, 0) << to_string(kind);
+    expect_verified(r.algorithm, t);
+    expect_causal(r.algorithm);
+    o.chunk_replacement = false;
+    const TacosResult plain = synthesize_tacos(t, c, o);
+    EXPECT_EQ(plain.replacements, 0);
+    EXPECT_LE(r.time_us, plain.time_us) << to_string(kind);
+    expect_verified(plain.algorithm, t);
+  }
 }
 
 TEST(Tacos, SameSeedSameAlgorithmAndTrialsKeepTheBest) {
