@@ -1,0 +1,126 @@
+// The simulator on programs from the rest of the pipeline: built-in topologies (topologies),
+// baselines (synth) and the compiler. Validation targets of issue 4.
+
+#include <gtest/gtest.h>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
+#include "ccsynth/synth/baselines.h"
+#include "ccsynth/topologies/library.h"
+#include "sim_test_util.h"
+
+namespace ccsynth::sim {
+namespace {
+
+SimOptions synchronous() {
+  SimOptions o;
+  o.pipelining = false;
+  o.memory_bandwidth_gbps = 0.0;
+  return o;
+}
+
+compiler::CompileOptions relaxed() {
+  compiler::CompileOptions o;
+  o.max_steps_per_threadblock = 1 << 14;
+  o.max_threadblocks_per_rank = 1 << 14;
+  return o;
+}
+
+Program baseline_program(synth::BaselineKind kind, const Collective& c, const Topology& t,
+                         const synth::BaselineOptions& options = {}) {
+  return compiler::compile(synth::make_baseline(kind, c, t, options), relaxed());
+}
+
+TEST(SimIntegration, RingAllgatherOnBuiltinRingMatchesClosedForm) {
+  for (int n : {4, 8, 16}) {
+    const Topology t = topologies::make_builtin("ring:" + std::to_string(n));
+    const Link& link = t.links.front();
+    synth::BaselineOptions one_ring;
+    one_ring.rings = 1;
+    const Program p = baseline_program(synth::BaselineKind::kRing,
+                                       make_collective(CollectiveKind::kAllGather, n), t, one_ring);
+    for (int64_t bytes : {int64_t{1024}, int64_t{1} << 20, int64_t{256} << 20}) {
+      const SimResult r = simulate(p, t, bytes, synchronous());
+      // (n-1) alpha + (n-1) L beta: SCCL sec. 3.6 with S = R = n-1, C = 1.
+      const double expected = (n - 1) * (link.alpha_us + transfer_us(link.beta_us_per_mb, bytes));
+      EXPECT_NEAR(r.time_us, expected, 1e-9 * expected) << "n=" << n << " bytes=" << bytes;
+    }
+  }
+}
+
+TEST(SimIntegration, SccLDgx1SixRingAllgather) {
+  // SCCL sec. 3.6 / 1: the 6-ring allgather on DGX-1 costs 7 alpha + 7/6 L beta (one chunk per
+  // ring per rank, C = 6).
+  const Topology t = topologies::make_builtin("dgx1");
+  const auto rings = synth::find_rings(t, 6);
+  ASSERT_EQ(rings.size(), 6u);
+  synth::BaselineOptions six;
+  six.rings = 6;
+  const Program p = baseline_program(synth::BaselineKind::kRing,
+                                     make_collective(CollectiveKind::kAllGather, 8, 6), t, six);
+  const double alpha = t.links.front().alpha_us;
+  const double beta = t.links.front().beta_us_per_mb;
+  for (const Link& l : t.links) {
+    ASSERT_EQ(l.alpha_us, alpha);
+    ASSERT_EQ(l.beta_us_per_mb, beta);
+  }
+  for (int64_t bytes : {int64_t{6} << 10, int64_t{6} << 20, int64_t{384} << 20}) {
+    const SimResult r = simulate(p, t, bytes, synchronous());
+    const double expected = 7 * alpha + 7.0 / 6.0 * transfer_us(beta, bytes);
+    EXPECT_NEAR(r.time_us, expected, 1e-9 * expected) << bytes;
+  }
+}
+
+TEST(SimIntegration, DirectAllgatherOnRing16IsSeveralTimesSlower) {
+  // TACOS fig. 1-2: a direct algorithm (every rank sends straight to every other; the simulator
+  // routes each send over the shortest path) congests a ring. The `direct` baseline of synth
+  // relays hop by hop instead and is not congested, so the program is built by hand here.
+  const Topology t = topologies::make_builtin("ring:16");
+  const Collective c = make_collective(CollectiveKind::kAllGather, 16);
+  const Program ring = baseline_program(synth::BaselineKind::kRing, c, t);
+  const Program direct = testing::direct_allgather(16);
+  for (int64_t bytes : {int64_t{64} << 20, int64_t{256} << 20}) {
+    const double ring_us = simulate(ring, t, bytes).time_us;
+    const double direct_us = simulate(direct, t, bytes).time_us;
+    EXPECT_GT(direct_us, 3.0 * ring_us) << bytes;
+    // The relaying baseline is close to the bound.
+    const Program relayed = baseline_program(synth::BaselineKind::kDirect, c, t);
+    EXPECT_LT(simulate(relayed, t, bytes).time_us, 1.5 * lower_bound(t, c, bytes).lower_bound_us);
+  }
+}
+
+// Property: every applicable baseline on several machines, compiled, never beats the bound.
+TEST(SimIntegration, BaselinesNeverBeatTheBound) {
+  int checked = 0;
+  for (const char* name : {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2"}) {
+    const Topology t = topologies::make_builtin(name);
+    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                                CollectiveKind::kAllReduce, CollectiveKind::kAllToAll,
+                                CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+      const Collective c = make_collective(kind, t.num_ranks);
+      for (synth::BaselineKind b : synth::all_baseline_kinds()) {
+        if (!synth::baseline_applies(b, c, t)) continue;
+        Program p;
+        try {
+          p = baseline_program(b, c, t);
+        } catch (const UserError&) {
+          continue;  // does not fit the runtime limits
+        }
+        for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{64} << 20}) {
+          const SimResult r = simulate(p, t, bytes);
+          const LowerBound bound = lower_bound(t, c, bytes);
+          EXPECT_GE(r.time_us, bound.lower_bound_us * (1 - 1e-12))
+              << name << " " << to_string(kind) << " " << synth::to_string(b) << " " << bytes;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+}  // namespace
+}  // namespace ccsynth::sim
