@@ -145,6 +145,7 @@ class Capacity {
 
 constexpr long kPathBudget = 20000;     // DFS expansions per ring/path search (bounds failures)
 constexpr long kEmbedBudget = 200000;   // backtracking steps per embedding search
+constexpr int kNearVariants = 6;        // candidate orders tried without, then with, the far rule
 
 // Depth-first search for a Hamiltonian cycle (or path when !close) over `subset` starting at
 // subset[0], over edges `ok(a, b)`. `variant` perturbs the candidate order (Warnsdorff's rule:
@@ -160,6 +161,17 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
   for (int i = 0; i < m; ++i)
     for (int j = 0; j < m; ++j)
       if (i != j && ok(subset[i], subset[j])) edge[i][j] = 1, lanes[i][j] = weight(subset[i], subset[j]);
+  // Hop distance from the start; later variants break Warnsdorff ties by visiting far ranks
+  // first, which leaves a way back to the start on grids.
+  std::vector<int> dist(m, -1);
+  dist[0] = 0;
+  for (std::vector<int> queue{0}; !queue.empty();) {
+    std::vector<int> next;
+    for (int u : queue)
+      for (int v = 0; v < m; ++v)
+        if (dist[v] < 0 && edge[u][v]) dist[v] = dist[u] + 1, next.push_back(v);
+    queue = std::move(next);
+  }
   std::vector<int> path{subset[0]};
   std::vector<int> at{0};  // subset indices of the path
   std::vector<char> used(m, 0);
@@ -189,12 +201,13 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
     const int a = at.back();
     if (static_cast<int>(path.size()) == m) return !close || edge[a][0];
     if (!completable()) return false;
-    std::vector<std::pair<std::tuple<int, int, int>, int>> cands;
+    std::vector<std::pair<std::tuple<int, int, int, int>, int>> cands;
     for (int i = 0; i < m; ++i) {
       if (used[i] || !edge[a][i]) continue;
       int onward = 0;
       for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && edge[i][j]);
-      cands.push_back({{onward, -lanes[a][i], (i + variant) % m}, i});
+      const int far = variant >= kNearVariants ? -dist[i] : 0;
+      cands.push_back({{onward, -lanes[a][i], far, (i + variant) % m}, i});
     }
     std::sort(cands.begin(), cands.end());
     for (const auto& [key, i] : cands) {
@@ -225,7 +238,7 @@ std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
   const std::vector<int> subset = subset_in.empty() ? all_ranks(n_) : subset_in;
   if (subset.size() < 2) return {};
   std::vector<std::vector<int>> best;
-  constexpr int kVariants = 6;
+  constexpr int kVariants = 2 * kNearVariants;
   for (int variant = 0; variant < kVariants; ++variant) {
     Capacity cap(topology_);
     const int bound = cap.ring_bound(subset);
