@@ -66,8 +66,8 @@ void add_dialect_issues(const formats::MscclXmlDocument& doc, formats::XmlDialec
                         verify::VerifyReport& report) {
   std::vector<formats::XmlIssue> issues;
   for (const formats::XmlIssue& issue : doc.issues) {
-    const bool applies = target == formats::XmlDialect::kClassic ? issue.affects_classic
-                                                                 : issue.affects_executor;
+    const bool applies =
+        target == formats::XmlDialect::kClassic ? issue.affects_classic : issue.affects_executor;
     if (applies) issues.push_back(issue);
   }
   for (const formats::XmlIssue& issue : formats::check_dialect(doc.program, target)) {
@@ -99,10 +99,10 @@ void print_json(const VerifyOptions& o, const verify::VerifyReport& report) {
                           {"message", v.message}});
   }
   nlohmann::ordered_json doc = {{"format", "ccsynth-verification"},
-                        {"version", 1},
-                        {"file", o.file},
-                        {"ok", report.ok()},
-                        {"violations", violations}};
+                                {"version", 1},
+                                {"file", o.file},
+                                {"ok", report.ok()},
+                                {"violations", violations}};
   std::cout << doc.dump(2) << "\n";
 }
 
@@ -137,8 +137,8 @@ int run_verify(const VerifyOptions& o) {
   formats::MscclXmlDocument doc = formats::parse_msccl_xml_file(o.file);
   if (o.root >= 0) {
     if (o.root >= doc.program.num_ranks) {
-      throw UserError("", "--root", fmt::format("rank {} is not in 0..{}", o.root,
-                                                doc.program.num_ranks - 1));
+      throw UserError("", "--root",
+                      fmt::format("rank {} is not in 0..{}", o.root, doc.program.num_ranks - 1));
     }
     doc.program.root = o.root;
   }
@@ -154,8 +154,7 @@ int run_verify(const VerifyOptions& o) {
   }
   verify::VerifyReport report;
   add_dialect_issues(doc, target, report);
-  const verify::VerifyReport run =
-      verify::verify_program(doc.program, {&collective, o.fifo_slots});
+  const verify::VerifyReport run = verify::verify_program(doc.program, {&collective, o.fifo_slots});
   report.violations.insert(report.violations.end(), run.violations.begin(), run.violations.end());
   if (o.json) {
     print_json(o, report);

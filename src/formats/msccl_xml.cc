@@ -33,14 +33,25 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
       case '\t':
       case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
+      case '\r':
+        out += ' ';
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -50,15 +61,24 @@ std::string escape(const std::string& text) {
 std::string coll_name(CollectiveKind kind, XmlDialect dialect) {
   const bool classic = dialect == XmlDialect::kClassic;
   switch (kind) {
-    case CollectiveKind::kAllGather: return "allgather";
-    case CollectiveKind::kReduceScatter: return classic ? "reduce_scatter" : "reducescatter";
-    case CollectiveKind::kAllReduce: return "allreduce";
-    case CollectiveKind::kAllToAll: return "alltoall";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kReduce: return "reduce";
-    case CollectiveKind::kGather: return classic ? "custom" : "gather";
-    case CollectiveKind::kScatter: return classic ? "custom" : "scatter";
-    case CollectiveKind::kCustom: return classic ? "custom" : "";
+    case CollectiveKind::kAllGather:
+      return "allgather";
+    case CollectiveKind::kReduceScatter:
+      return classic ? "reduce_scatter" : "reducescatter";
+    case CollectiveKind::kAllReduce:
+      return "allreduce";
+    case CollectiveKind::kAllToAll:
+      return "alltoall";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kGather:
+      return classic ? "custom" : "gather";
+    case CollectiveKind::kScatter:
+      return classic ? "custom" : "scatter";
+    case CollectiveKind::kCustom:
+      return classic ? "custom" : "";
   }
   return "";
 }
@@ -119,8 +139,8 @@ class ElementReader {
   int get_int(const char* name, int min_value) const {
     const int64_t v = get_int64(name);
     if (v < min_value || v > 1'000'000'000) {
-      fail(name, std::to_string(v) + " is out of range (must be >= " + std::to_string(min_value) +
-                     ")");
+      fail(name,
+           std::to_string(v) + " is out of range (must be >= " + std::to_string(min_value) + ")");
     }
     return static_cast<int>(v);
   }
@@ -158,18 +178,20 @@ void check_lexical(pugi::xml_node node, const std::string& path, int rank, int t
     }
   }
   if (attributes > kMaxAttributes) {
-    issues.push_back({path, rank, tb, step,
-                      "has " + std::to_string(attributes) + " attributes (runtimes read at most 16)",
-                      true, true});
+    issues.push_back(
+        {path, rank, tb, step,
+         "has " + std::to_string(attributes) + " attributes (runtimes read at most 16)", true,
+         true});
   }
   size_t children = 0;
   for (pugi::xml_node child = node.first_child(); child; child = child.next_sibling()) {
     if (child.type() == pugi::node_element) ++children;
   }
   if (children > kMaxChildren) {
-    issues.push_back({path, rank, tb, step,
-                      "has " + std::to_string(children) + " child elements (runtimes read at most 1024)",
-                      true, true});
+    issues.push_back(
+        {path, rank, tb, step,
+         "has " + std::to_string(children) + " child elements (runtimes read at most 1024)", true,
+         true});
   }
 }
 
@@ -180,8 +202,8 @@ std::vector<pugi::xml_node> children_named(pugi::xml_node parent, const char* na
   for (pugi::xml_node child = parent.first_child(); child; child = child.next_sibling()) {
     if (child.type() != pugi::node_element) continue;
     if (std::string(child.name()) != name) {
-      reader.fail("", std::string("unexpected element <") + child.name() + "> (expected <" + name +
-                          ">)");
+      reader.fail(
+          "", std::string("unexpected element <") + child.name() + "> (expected <" + name + ">)");
     }
     out.push_back(child);
   }
@@ -224,8 +246,8 @@ class Parser {
                 "the file contains tab characters, which the runtime parsers reject");
     }
     pugi::xml_document xml;
-    const pugi::xml_parse_result result = xml.load_buffer(
-        text_.data(), text_.size(), pugi::parse_default | pugi::parse_declaration);
+    const pugi::xml_parse_result result =
+        xml.load_buffer(text_.data(), text_.size(), pugi::parse_default | pugi::parse_declaration);
     if (!result) {
       throw UserError(file_, "line " + std::to_string(line_of(text_, result.offset)),
                       std::string("malformed XML: ") + result.description());
@@ -266,7 +288,8 @@ class Parser {
     p.name = r.get_string("name");
     const std::string proto = r.get_string("proto");
     const auto protocol = parse_protocol(proto);
-    if (!protocol) r.fail("proto", "unknown protocol '" + proto + "' (expected Simple, LL or LL128)");
+    if (!protocol)
+      r.fail("proto", "unknown protocol '" + proto + "' (expected Simple, LL or LL128)");
     p.protocol = *protocol;
     p.num_channels = r.get_int("nchannels", 1);
     p.chunks_per_loop = r.get_int("nchunksperloop", 1);
@@ -311,9 +334,9 @@ class Parser {
       GpuProgram gpu = read_gpu(gpus[g], "gpu[" + std::to_string(g) + "]", doc);
       if (gpu.rank >= p.num_ranks || seen[gpu.rank]) {
         reader(gpus[g], "gpu[" + std::to_string(g) + "]")
-            .fail("id", std::to_string(gpu.rank) + (gpu.rank >= p.num_ranks
-                                                        ? " is not a rank below ngpus"
-                                                        : " appears twice"));
+            .fail("id",
+                  std::to_string(gpu.rank) +
+                      (gpu.rank >= p.num_ranks ? " is not a rank below ngpus" : " appears twice"));
       }
       seen[gpu.rank] = true;
       p.gpus[gpu.rank] = std::move(gpu);
@@ -512,8 +535,8 @@ std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
     os << "  <gpu id=\"" << g.rank << "\" i_chunks=\"" << g.input_chunks << "\" o_chunks=\""
        << g.output_chunks << "\" s_chunks=\"" << g.scratch_chunks << "\">\n";
     for (const Threadblock& tb : g.threadblocks) {
-      os << "    <tb id=\"" << tb.id << "\" send=\"" << tb.send_peer << "\" recv=\""
-         << tb.recv_peer << "\" chan=\"" << tb.channel << "\">\n";
+      os << "    <tb id=\"" << tb.id << "\" send=\"" << tb.send_peer << "\" recv=\"" << tb.recv_peer
+         << "\" chan=\"" << tb.channel << "\">\n";
       for (size_t k = 0; k < tb.steps.size(); ++k) write_step(os, static_cast<int>(k), tb.steps[k]);
       os << "    </tb>\n";
     }
@@ -544,8 +567,9 @@ std::vector<XmlIssue> check_dialect(const Program& p, XmlDialect dialect) {
     issues.push_back({element, rank, -1, -1, message, classic, !classic});
   };
   if (coll_name(p.collective, dialect).empty()) {
-    issue("algo", -1, "the " + to_string(dialect) + " runtime has no collective '" +
-                          to_string(p.collective) + "'");
+    issue("algo", -1,
+          "the " + to_string(dialect) + " runtime has no collective '" + to_string(p.collective) +
+              "'");
   }
   if (p.num_channels < 1 || p.num_channels > kMaxChannels) {
     issue("algo", -1, "nchannels=" + std::to_string(p.num_channels) + " is outside 1..32");
@@ -557,8 +581,9 @@ std::vector<XmlIssue> check_dialect(const Program& p, XmlDialect dialect) {
   for (const GpuProgram& g : p.gpus) {
     const std::string path = "gpu[" + std::to_string(g.rank) + "]";
     if (static_cast<int>(g.threadblocks.size()) > max_tbs) {
-      issue(path, g.rank, std::to_string(g.threadblocks.size()) + " threadblocks exceed the " +
-                              to_string(dialect) + " limit of " + std::to_string(max_tbs));
+      issue(path, g.rank,
+            std::to_string(g.threadblocks.size()) + " threadblocks exceed the " +
+                to_string(dialect) + " limit of " + std::to_string(max_tbs));
     }
     if (classic) {
       // Classic parser: i_chunks * (ngpus if allgather else 1) == nchunksperloop, and likewise
@@ -566,12 +591,14 @@ std::vector<XmlIssue> check_dialect(const Program& p, XmlDialect dialect) {
       const int in_mult = p.collective == CollectiveKind::kAllGather ? p.num_ranks : 1;
       const int out_mult = p.collective == CollectiveKind::kReduceScatter ? p.num_ranks : 1;
       if (g.input_chunks > 0 && g.input_chunks * in_mult != p.chunks_per_loop) {
-        issue(path, g.rank, "i_chunks * " + std::to_string(in_mult) + " != nchunksperloop " +
-                                std::to_string(p.chunks_per_loop) + " (classic rejects this)");
+        issue(path, g.rank,
+              "i_chunks * " + std::to_string(in_mult) + " != nchunksperloop " +
+                  std::to_string(p.chunks_per_loop) + " (classic rejects this)");
       }
       if (g.output_chunks > 0 && g.output_chunks * out_mult != p.chunks_per_loop) {
-        issue(path, g.rank, "o_chunks * " + std::to_string(out_mult) + " != nchunksperloop " +
-                                std::to_string(p.chunks_per_loop) + " (classic rejects this)");
+        issue(path, g.rank,
+              "o_chunks * " + std::to_string(out_mult) + " != nchunksperloop " +
+                  std::to_string(p.chunks_per_loop) + " (classic rejects this)");
       }
     }
     for (size_t t = 0; t < g.threadblocks.size(); ++t) check_threadblock(p, g, t, dialect, issues);

@@ -31,9 +31,8 @@ VerifyReport ViolationSink::finish() const {
 }
 
 bool reads_src(StepType t) {
-  return t == StepType::kSend || t == StepType::kRecvReduceSend ||
-         t == StepType::kRecvReduceCopy || t == StepType::kRecvReduceCopySend ||
-         t == StepType::kCopy || t == StepType::kReduce;
+  return t == StepType::kSend || t == StepType::kRecvReduceSend || t == StepType::kRecvReduceCopy ||
+         t == StepType::kRecvReduceCopySend || t == StepType::kCopy || t == StepType::kReduce;
 }
 
 bool writes_dst(StepType t) {
@@ -72,9 +71,8 @@ bool check_bounds(const GpuProgram& g, int t, int k, const Step& s, ViolationSin
     if (offset >= 0 && static_cast<int64_t>(offset) + s.count <= size) return;
     ok = false;
     sink.add(ViolationKind::kBounds, g.rank, t, k,
-             std::string(role) + " " + buffer_range(b, offset, s.count) + " of " +
-                 quoted(s.type) + " is outside the " + std::to_string(size) +
-                 "-chunk buffer '" + to_char(b) + "'");
+             std::string(role) + " " + buffer_range(b, offset, s.count) + " of " + quoted(s.type) +
+                 " is outside the " + std::to_string(size) + "-chunk buffer '" + to_char(b) + "'");
   };
   if (s.type == StepType::kNop || s.count < 1) return true;
   if (reads_src(s.type)) check(s.src_buffer, s.src_offset, "source");
@@ -93,10 +91,14 @@ bool check_steps(const GpuProgram& g, int t, ViolationSink& sink) {
       sink.add(ViolationKind::kStructure, g.rank, t, k, message);
       if (fatal) ok = false;
     };
-    if (sends(s.type) && tb.send_peer < 0) fail(true, quoted(s.type) + " on a threadblock without a send peer");
-    if (receives(s.type) && tb.recv_peer < 0) fail(true, quoted(s.type) + " on a threadblock without a receive peer");
-    if (s.type == StepType::kNop && s.count != 0) fail(false, std::string("nop with cnt=") + std::to_string(s.count) + " (must be 0)");
-    if (s.type != StepType::kNop && s.count < 1) fail(true, "cnt=" + std::to_string(s.count) + " (must be >= 1)");
+    if (sends(s.type) && tb.send_peer < 0)
+      fail(true, quoted(s.type) + " on a threadblock without a send peer");
+    if (receives(s.type) && tb.recv_peer < 0)
+      fail(true, quoted(s.type) + " on a threadblock without a receive peer");
+    if (s.type == StepType::kNop && s.count != 0)
+      fail(false, std::string("nop with cnt=") + std::to_string(s.count) + " (must be 0)");
+    if (s.type != StepType::kNop && s.count < 1)
+      fail(true, "cnt=" + std::to_string(s.count) + " (must be >= 1)");
     if ((s.dep_tb < 0) != (s.dep_step < 0)) {
       fail(true, "depid=" + std::to_string(s.dep_tb) + " deps=" + std::to_string(s.dep_step) +
                      ": both or neither must be -1");
@@ -134,8 +136,8 @@ bool check_threadblocks(const Program& p, const GpuProgram& g, ViolationSink& si
     }
     if (tb.channel < 0 || tb.channel >= p.num_channels) {
       fail(false, "chan=" + std::to_string(tb.channel) + " is outside 0.." +
-                      std::to_string(p.num_channels - 1) + " (nchannels=" +
-                      std::to_string(p.num_channels) + ")");
+                      std::to_string(p.num_channels - 1) +
+                      " (nchannels=" + std::to_string(p.num_channels) + ")");
     }
     const std::pair<int, const char*> peers[] = {{tb.send_peer, "send"}, {tb.recv_peer, "recv"}};
     for (int d = 0; d < 2; ++d) {
@@ -149,9 +151,9 @@ bool check_threadblocks(const Program& p, const GpuProgram& g, ViolationSink& si
         const auto [it, inserted] = connections.insert({{peer, tb.channel, d}, t});
         if (!inserted) {
           fail(true, std::string("threadblocks ") + std::to_string(it->second) + " and " +
-                         std::to_string(t) + " both " + what + " " +
-                         (d == 0 ? "to" : "from") + " rank " + std::to_string(peer) +
-                         " on channel " + std::to_string(tb.channel) +
+                         std::to_string(t) + " both " + what + " " + (d == 0 ? "to" : "from") +
+                         " rank " + std::to_string(peer) + " on channel " +
+                         std::to_string(tb.channel) +
                          ": one connection has one FIFO and one threadblock per direction");
         }
       }
@@ -234,9 +236,7 @@ Collective collective_of(const Program& p) {
     in = std::max(in, g.input_chunks);
     out = std::max(out, g.output_chunks);
   }
-  auto fail = [&](const std::string& reason) -> Collective {
-    throw UserError("", "coll", reason);
-  };
+  auto fail = [&](const std::string& reason) -> Collective { throw UserError("", "coll", reason); };
   if (R < 1) return fail("the program has no ranks");
   // `per_rank` chunks on one side, `all` = R * per_rank on the other (allgather, gather: in ->
   // out; reducescatter, scatter: out -> in); in-place programs may leave the small side empty.
@@ -272,8 +272,9 @@ Collective collective_of(const Program& p) {
     case CollectiveKind::kCustom:
       break;
   }
-  return fail("a custom program does not say which collective it implements; pass it "
-              "explicitly (--collective NAME|FILE)");
+  return fail(
+      "a custom program does not say which collective it implements; pass it "
+      "explicitly (--collective NAME|FILE)");
 }
 
 }  // namespace ccsynth::verify

@@ -57,8 +57,8 @@ enum class Wait { kNone, kDependency, kReceive, kSendSlot };
 
 struct TbState {
   int rank = 0;
-  int local = 0;  // index on its rank
-  int pc = 0;     // next step
+  int local = 0;      // index on its rank
+  int pc = 0;         // next step
   int published = 0;  // semaphore: 1 + the last completed step with hasdep (MSCCLang fig. 5)
   Wait wait = Wait::kNone;
   bool queued = false;
@@ -203,8 +203,8 @@ class Simulator {
         if (ref.index >= size) {
           sink_.add(ViolationKind::kStructure, s.rank, -1, -1,
                     "input " + std::to_string(s.index) + " of the collective lives at " +
-                        cell_name(ref.buffer, ref.index) + ", outside the " +
-                        std::to_string(size) + "-chunk buffer");
+                        cell_name(ref.buffer, ref.index) + ", outside the " + std::to_string(size) +
+                        "-chunk buffer");
           continue;
         }
         values_[cell(s.rank, ref.buffer, ref.index)] = SymbolicValue::contribution(k, s);
@@ -282,20 +282,35 @@ class Simulator {
     }
     std::vector<SymbolicValue> out;
     switch (s.type) {
-      case StepType::kSend: out = std::move(src); break;
-      case StepType::kRecv: write_all(st, s, in.values); break;
-      case StepType::kRecvCopySend: write_all(st, s, in.values), out = std::move(in.values); break;
-      case StepType::kRecvReduceSend: out = sum(in.values, src); break;
-      case StepType::kRecvReduceCopy: write_all(st, s, sum(in.values, src)); break;
-      case StepType::kRecvReduceCopySend: out = sum(in.values, src), write_all(st, s, out); break;
-      case StepType::kCopy: write_all(st, s, src); break;
+      case StepType::kSend:
+        out = std::move(src);
+        break;
+      case StepType::kRecv:
+        write_all(st, s, in.values);
+        break;
+      case StepType::kRecvCopySend:
+        write_all(st, s, in.values), out = std::move(in.values);
+        break;
+      case StepType::kRecvReduceSend:
+        out = sum(in.values, src);
+        break;
+      case StepType::kRecvReduceCopy:
+        write_all(st, s, sum(in.values, src));
+        break;
+      case StepType::kRecvReduceCopySend:
+        out = sum(in.values, src), write_all(st, s, out);
+        break;
+      case StepType::kCopy:
+        write_all(st, s, src);
+        break;
       case StepType::kReduce: {
         std::vector<SymbolicValue> dst;
         for (int i = 0; i < s.count; ++i) dst.push_back(read(st, s.dst_buffer, s.dst_offset + i));
         write_all(st, s, sum(dst, src));
         break;
       }
-      case StepType::kNop: break;
+      case StepType::kNop:
+        break;
     }
     if (sends(s.type)) {
       Connection& conn = conns_[st.out_conn];
@@ -315,8 +330,8 @@ class Simulator {
       sink_.add(ViolationKind::kStructure, st.rank, st.local, st.pc,
                 "receives cnt=" + std::to_string(s.count) + " but the matching send (rank " +
                     std::to_string(conn.src) + " tb " + std::to_string(tbs_[conn.sender].local) +
-                    " step " + std::to_string(m.sender_step) + ") sent cnt=" +
-                    std::to_string(m.values.size()));
+                    " step " + std::to_string(m.sender_step) +
+                    ") sent cnt=" + std::to_string(m.values.size()));
       m.values.resize(s.count);
     }
     return m;
@@ -421,8 +436,9 @@ class Simulator {
         std::string out = type + "waits for tb " + std::to_string(s.dep_tb) + " step " +
                           std::to_string(s.dep_step) + ", ";
         if (next_publish_[u][s.dep_step] < 0) {
-          return out + "but no step of that threadblock from there on has hasdep=1, so its "
-                       "semaphore never reaches it";
+          return out +
+                 "but no step of that threadblock from there on has hasdep=1, so its "
+                 "semaphore never reaches it";
         }
         return out + "which has not run: " + where(u);
       }
@@ -439,15 +455,16 @@ class Simulator {
       case Wait::kSendSlot: {
         const Connection& conn = conns_[st.out_conn];
         std::string out = type + "send to rank " + std::to_string(conn.dst) + " channel " +
-                          std::to_string(conn.channel) + " blocked: all " +
-                          std::to_string(slots_) + " FIFO slots are full";
+                          std::to_string(conn.channel) + " blocked: all " + std::to_string(slots_) +
+                          " FIFO slots are full";
         if (conn.receiver < 0) {
           return out + " and no threadblock of rank " + std::to_string(conn.dst) +
                  " receives from this rank on that channel";
         }
         return out + "; receiver " + where(conn.receiver);
       }
-      case Wait::kNone: break;
+      case Wait::kNone:
+        break;
     }
     return type + "never became ready";
   }
@@ -459,8 +476,7 @@ class Simulator {
       if (contributions_.empty()) {
         for (int k = 0; k < c_.num_chunks(); ++k) {
           for (const Slot& s : c_.chunks[k].pre) {
-            contributions_.emplace(SymbolicValue::contribution(k, s).tag_sum,
-                                   std::make_pair(k, s));
+            contributions_.emplace(SymbolicValue::contribution(k, s).tag_sum, std::make_pair(k, s));
           }
         }
       }
@@ -501,7 +517,7 @@ class Simulator {
   std::vector<int> tb_base_;
   std::vector<size_t> cell_base_;
   std::vector<std::vector<int>> next_publish_;  // per global tb, per step
-  std::unordered_set<int64_t> needed_;  // (tb, step) whose clock some dependency joins
+  std::unordered_set<int64_t> needed_;          // (tb, step) whose clock some dependency joins
   std::unordered_map<int64_t, std::vector<int>> snapshots_;
   std::vector<Connection> conns_;
   std::vector<SymbolicValue> values_;

@@ -61,11 +61,16 @@ class RoundTrip : public ::testing::TestWithParam<std::tuple<XmlDialect, int>> {
 
 Program case_program(int which) {
   switch (which) {
-    case 0: return ring_allgather(4, false);
-    case 1: return ring_allgather(4, true);
-    case 2: return ring_allreduce(4, false);
-    case 3: return ring_allreduce(4, true);
-    default: return rich_program();
+    case 0:
+      return ring_allgather(4, false);
+    case 1:
+      return ring_allgather(4, true);
+    case 2:
+      return ring_allreduce(4, false);
+    case 3:
+      return ring_allreduce(4, true);
+    default:
+      return rich_program();
   }
 }
 
@@ -138,7 +143,8 @@ TEST(MscclXmlWriter, CollectiveNamesAndSizesPerDialect) {
 
 // A file in the style other tools (msccl-tools) write: attribute order differs, in-place,
 // classic collective name, no size range.
-constexpr const char* kForeign = R"(<algo name="allgather_ring" nchunksperloop="2" nchannels="1" inplace="1" ngpus="2" proto="Simple" coll="allgather">
+constexpr const char* kForeign =
+    R"(<algo name="allgather_ring" nchunksperloop="2" nchannels="1" inplace="1" ngpus="2" proto="Simple" coll="allgather">
   <gpu id="1" i_chunks="0" o_chunks="2" s_chunks="0">
     <tb id="0" send="0" recv="0" chan="0">
       <step s="0" type="s" srcbuf="o" srcoff="1" dstbuf="o" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
@@ -185,8 +191,8 @@ TEST(MscclXmlReader, ClassicAndExecutorSizeRanges) {
   EXPECT_NE(executor.find("minBytes=\"100\" maxBytes=\"1000\""), std::string::npos);
   EXPECT_EQ(read_msccl_xml(executor, "e.xml").max_bytes, 1000);
   // maxBytes="0" in a classic file: never selected by the classic runtime.
-  const std::string never = std::regex_replace(classic, std::regex("maxBytes=\"1001\""),
-                                               "maxBytes=\"0\"");
+  const std::string never =
+      std::regex_replace(classic, std::regex("maxBytes=\"1001\""), "maxBytes=\"0\"");
   const auto doc = parse_msccl_xml(never, "never.xml");
   ASSERT_FALSE(doc.issues.empty());
   bool found = false;
@@ -241,8 +247,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, ReaderErrors,
     ::testing::Values(
         BadCase{"missing_cnt", " cnt=\"1\"", "", "gpu[2]/tb[0]/step[3] attribute 'cnt'", "missing"},
-        BadCase{"not_int", "dstoff=\"0\"", "dstoff=\"zero\"", "gpu[2]/tb[0]/step[3] attribute 'dstoff'",
-                "not an integer"},
+        BadCase{"not_int", "dstoff=\"0\"", "dstoff=\"zero\"",
+                "gpu[2]/tb[0]/step[3] attribute 'dstoff'", "not an integer"},
         BadCase{"bad_type", "type=\"r\"", "type=\"ra\"", "gpu[2]/tb[0]/step[3] attribute 'type'",
                 "unknown step type"},
         BadCase{"bad_buffer", "srcbuf=\"o\"", "srcbuf=\"x\"", "step[3] attribute 'srcbuf'",
@@ -289,7 +295,8 @@ TEST(CheckDialect, LimitsAndRules) {
 
   Program long_tb = p;
   auto& steps = long_tb.gpus[1].threadblocks[0].steps;
-  while (steps.size() < 65) steps.push_back(make_step(StepType::kNop, Buffer::kInput, -1, Buffer::kOutput, -1, 0));
+  while (steps.size() < 65)
+    steps.push_back(make_step(StepType::kNop, Buffer::kInput, -1, Buffer::kOutput, -1, 0));
   EXPECT_TRUE(has_issue(check_dialect(long_tb, XmlDialect::kExecutor), "gpu[1]/tb[0]: 65 steps"));
   EXPECT_TRUE(check_dialect(long_tb, XmlDialect::kClassic).empty());
 

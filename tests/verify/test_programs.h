@@ -83,10 +83,14 @@ inline Program ring_allreduce(int n, bool inplace) {
     for (int t = 0; t <= 2 * n - 2; ++t) {
       const int j = mod(r - t, n);
       StepType type = StepType::kRecvCopySend;
-      if (t == 0) type = StepType::kSend;
-      else if (t < n - 1) type = StepType::kRecvReduceSend;
-      else if (t == n - 1) type = StepType::kRecvReduceCopySend;
-      else if (t == 2 * n - 2) type = StepType::kRecv;
+      if (t == 0)
+        type = StepType::kSend;
+      else if (t < n - 1)
+        type = StepType::kRecvReduceSend;
+      else if (t == n - 1)
+        type = StepType::kRecvReduceCopySend;
+      else if (t == 2 * n - 2)
+        type = StepType::kRecv;
       steps.push_back(make_step(type, b, j, b, j));
     }
   }

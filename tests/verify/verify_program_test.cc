@@ -68,7 +68,8 @@ class CorrectRings : public ::testing::TestWithParam<RingCase> {};
 
 TEST_P(CorrectRings, VerifyWithoutViolations) {
   const RingCase& c = GetParam();
-  const Program p = c.allreduce ? ring_allreduce(c.ranks, c.inplace) : ring_allgather(c.ranks, c.inplace);
+  const Program p =
+      c.allreduce ? ring_allreduce(c.ranks, c.inplace) : ring_allgather(c.ranks, c.inplace);
   for (int slots : {2, 8}) {
     const VerifyReport r = verify_program(p, {nullptr, slots});
     EXPECT_TRUE(r.ok()) << c.name << " slots=" << slots << "\n" << dump(r);
@@ -230,7 +231,8 @@ TEST(VerifyProgram, MessageChainsThroughOtherRanksOrderAccesses) {
   back.id = 2, back.recv_peer = 1, back.channel = 1;
   back.steps.push_back(make_step(StepType::kRecv, Buffer::kScratch, 0, Buffer::kOutput, 0));
   relay.id = 1, relay.recv_peer = 0, relay.send_peer = 0, relay.channel = 1;
-  relay.steps.push_back(make_step(StepType::kRecvCopySend, Buffer::kOutput, 0, Buffer::kScratch, 0));
+  relay.steps.push_back(
+      make_step(StepType::kRecvCopySend, Buffer::kOutput, 0, Buffer::kScratch, 0));
   p.gpus[0].threadblocks.push_back(out);
   p.gpus[0].threadblocks.push_back(back);
   p.gpus[1].threadblocks.push_back(relay);
@@ -266,7 +268,8 @@ TEST(VerifyProgram, BoundedFifoSlotsCanDeadlock) {
     s0.steps.push_back(make_step(StepType::kSend, Buffer::kInput, i, Buffer::kOutput, i));
   }
   s0.steps.back().has_dep = true;
-  s1.steps.push_back(dep_step(make_step(StepType::kSend, Buffer::kInput, 3, Buffer::kOutput, 3), 0, 2));
+  s1.steps.push_back(
+      dep_step(make_step(StepType::kSend, Buffer::kInput, 3, Buffer::kOutput, 3), 0, 2));
   r0.id = 0, r0.recv_peer = 0;
   r1.id = 1, r1.recv_peer = 0, r1.channel = 1;
   r1.steps.push_back(make_step(StepType::kRecv, Buffer::kInput, 3, Buffer::kOutput, 3));
@@ -338,7 +341,8 @@ TEST(VerifyProgram, KnownDefectScratchReadBeforeWrite) {
   // Rank 0 sends its scratch chunk (meant to stage the reduce-scatter result) before any step
   // wrote it; rank 1 receives it into its own scratch.
   auto& steps = p.gpus[0].threadblocks[0].steps;
-  steps.insert(steps.begin() + 3, make_step(StepType::kSend, Buffer::kScratch, 0, Buffer::kOutput, 0));
+  steps.insert(steps.begin() + 3,
+               make_step(StepType::kSend, Buffer::kScratch, 0, Buffer::kOutput, 0));
   auto& peer = p.gpus[1].threadblocks[0].steps;
   peer.push_back(make_step(StepType::kRecv, Buffer::kOutput, 0, Buffer::kScratch, 0));
   const VerifyReport r = verify_program(p);
