@@ -383,6 +383,26 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
       m.add_ge({{fa, 1.0}, {fb, -1.0}, {y, -big_m}}, -big_m);               // shared arrival
     }
   }
+  // Valid inequalities that tighten the big-M relaxation of mergeable lanes: from the send of
+  // its i-th transfer, a lane still needs one alpha per remaining group plus beta per remaining
+  // chunk before its last transfer arrives (a group boundary is a merge variable at 0).
+  std::map<int, int> merge_after;  // transfer -> y merging it with its lane successor
+  for (const Merge& mg : merges) merge_after[mg.a] = mg.y;
+  for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
+    const auto& order = ordering.lane_order[slot];
+    if (order.size() < 2 || !merge_after.count(order[0])) continue;
+    const LogicalLink& link = lt.links[ordering.lane_slot_link[slot]];
+    const int last = order.back();
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      std::vector<Term> row = {{finish[last].var, 1.0}, {send[order[i]], -1.0}};
+      double rhs = link.alpha_us + beta[last] * static_cast<double>(order.size() - i);
+      for (size_t j = i; j + 1 < order.size(); ++j) {
+        row.push_back({merge_after.at(order[j]), link.alpha_us});
+        rhs += link.alpha_us;
+      }
+      m.add_ge(row, rhs);
+    }
+  }
   // One transfer at a time per switch port (eq. 20-21), in the stage 2 order.
   auto chain_ports = [&](const std::vector<std::vector<int>>& orders) {
     for (const auto& order : orders) {
