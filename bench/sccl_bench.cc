@@ -4,7 +4,10 @@
 //   sccl_bench                       all targets: allgather (6,7,7), (6,3,7), alltoall (8,3,3),
 //                                    (24,2,8), the DGX-1 allgather frontier (k = 4) and the
 //                                    least-steps allgather on 2 x DGX-1
-//   sccl_bench instance T COLL C S R one instance (T: dgx1, amd, dgx1x2)
+//   sccl_bench instance T COLL C S R one instance (T: dgx1, amd, dgx1x2 = two DGX-1 with
+//                                    GPU i <-> GPU i+8 links, builtin:NAME = topologies')
+//   sccl_bench tables                every row of SCCL tables 4 and 5 (but table 4's alltoall C=2,
+//                                    which is no alltoall, docs/sccl.md)
 //   sccl_bench pareto T COLL [K]     one frontier
 //   sccl_bench least T COLL C        least-steps mode (R = S)
 //   sccl_bench ... --z3 NAME=VALUE   global Z3 parameter (repeatable), e.g. sat.pb.solver=totalizer
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "ccsynth/synth/sccl.h"
+#include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 
 namespace {
@@ -78,6 +82,7 @@ Topology topology(const std::string& name) {
   if (name == "dgx1") return dgx1(1);
   if (name == "dgx1x2") return dgx1(2);
   if (name == "amd") return amd_z52_ring_topology();
+  if (name.rfind("builtin:", 0) == 0) return topologies::make_builtin(name.substr(8));
   std::cerr << "unknown topology " << name << "\n";
   std::exit(2);
 }
@@ -102,7 +107,7 @@ double run_instance(const std::string& topo, const std::string& coll, int c, int
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
   const InstanceResult res =
-      synthesize(parse_collective_kind(coll), bandwidth_model(t), c, s, r, 0, o);
+      synthesize(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
   const double secs = cpu_now() - cpu;
   std::cout << topo << " " << coll << " (" << c << "," << s << "," << r << "): "
             << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
@@ -121,7 +126,7 @@ double run_pareto(const std::string& topo, const std::string& coll, int k, const
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
   const ParetoResult res = pareto_synthesize(
-      parse_collective_kind(coll), bandwidth_model(t), po, 0, [](const ParetoAttempt& a) {
+      parse_collective_kind(coll), paper_bandwidth_model(t), po, 0, [](const ParetoAttempt& a) {
         std::cout << "  try (" << a.chunks << "," << a.steps << "," << a.rounds
                   << "): " << to_string(a.status) << " " << a.seconds << " s" << std::endl;
       });
@@ -143,7 +148,7 @@ double run_least(const std::string& topo, const std::string& coll, int c, const 
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
   const InstanceResult res = least_steps(
-      parse_collective_kind(coll), bandwidth_model(t), c, 0, 16, 0, o,
+      parse_collective_kind(coll), paper_bandwidth_model(t), c, 0, 16, 0, o,
       [](int s, const InstanceResult& r) {
         std::cout << "  S=" << s << ": " << to_string(r.status) << " "
                   << r.encode_s + r.solve_s << " s" << std::endl;
@@ -183,6 +188,37 @@ int main(int argc, char** argv) {
                    o);
     } else if (!args.empty() && args[0] == "pareto" && args.size() >= 3) {
       run_pareto(args[1], args[2], args.size() > 3 ? std::stoi(args[3]) : 4, o);
+    } else if (!args.empty() && args[0] == "tables") {
+      struct Row { const char* topo; const char* coll; int c, s, r; };
+      const std::vector<Row> rows = {
+          {"dgx1", "allgather", 1, 2, 2}, {"dgx1", "allgather", 2, 3, 3},
+          {"dgx1", "allgather", 3, 4, 4}, {"dgx1", "allgather", 4, 5, 5},
+          {"dgx1", "allgather", 5, 6, 6}, {"dgx1", "allgather", 6, 7, 7},
+          {"dgx1", "allgather", 6, 3, 7}, {"dgx1", "allgather", 2, 2, 3},
+          {"dgx1", "reducescatter", 6, 3, 7}, {"dgx1", "allreduce", 8, 4, 4},
+          {"dgx1", "allreduce", 16, 6, 6}, {"dgx1", "allreduce", 24, 8, 8},
+          {"dgx1", "allreduce", 32, 10, 10}, {"dgx1", "allreduce", 40, 12, 12},
+          {"dgx1", "allreduce", 48, 14, 14}, {"dgx1", "allreduce", 48, 6, 14},
+          {"dgx1", "allreduce", 16, 4, 6}, {"dgx1", "broadcast", 2, 2, 2},
+          {"dgx1", "broadcast", 6, 3, 3}, {"dgx1", "broadcast", 12, 4, 4},
+          {"dgx1", "broadcast", 18, 5, 5}, {"dgx1", "broadcast", 6, 3, 5},
+          {"dgx1", "reduce", 18, 5, 5}, {"dgx1", "gather", 1, 2, 2},
+          {"dgx1", "gather", 2, 3, 3}, {"dgx1", "gather", 3, 4, 4},
+          {"dgx1", "gather", 4, 5, 5}, {"dgx1", "gather", 5, 6, 6},
+          {"dgx1", "gather", 6, 7, 7}, {"dgx1", "gather", 6, 3, 7},
+          {"dgx1", "scatter", 6, 3, 7}, {"dgx1", "alltoall", 8, 3, 3},
+          {"dgx1", "alltoall", 8, 2, 3}, {"dgx1", "alltoall", 24, 8, 8},
+          {"dgx1", "alltoall", 24, 2, 8}, {"amd", "allgather", 1, 4, 4},
+          {"amd", "allgather", 2, 7, 7}, {"amd", "allgather", 2, 4, 7},
+          {"amd", "allreduce", 8, 8, 8}, {"amd", "allreduce", 16, 14, 14},
+          {"amd", "allreduce", 16, 8, 14}, {"amd", "broadcast", 2, 4, 4},
+          {"amd", "broadcast", 4, 5, 5}, {"amd", "broadcast", 6, 6, 6},
+          {"amd", "broadcast", 8, 7, 7}, {"amd", "broadcast", 10, 8, 8},
+          {"amd", "gather", 1, 4, 4}, {"amd", "gather", 2, 4, 7},
+          {"amd", "alltoall", 8, 4, 8}};
+      double total = 0;
+      for (const Row& row : rows) total += run_instance(row.topo, row.coll, row.c, row.s, row.r, o);
+      std::cout << "tables: " << rows.size() << " rows in " << total << " s cpu\n";
     } else if (!args.empty() && args[0] == "least" && args.size() == 4) {
       run_least(args[1], args[2], std::stoi(args[3]), o);
     } else if (args.empty()) {
@@ -195,6 +231,8 @@ int main(int argc, char** argv) {
       targets.push_back({"alltoall (24,2,8)", 281.8, run_instance("dgx1", "alltoall", 24, 2, 8, o)});
       targets.push_back({"DGX-1 allgather frontier", 197.6, run_pareto("dgx1", "allgather", 4, o)});
       targets.push_back({"2xDGX-1 allgather least-steps", 600.0, run_least("dgx1x2", "allgather", 1, o)});
+      targets.push_back({"2xDGX-1 (IB rails) allgather least-steps", 600.0,
+                         run_least("builtin:dgx1x2", "allgather", 1, o)});
       std::cout << "\nsummary (target: at most half the reference)\n";
       for (const Target& t : targets) {
         std::cout << "  " << t.what << ": " << t.ours_s << " s cpu (reference " << t.reference_s
