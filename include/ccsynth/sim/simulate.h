@@ -47,7 +47,7 @@ struct SimOptions {
   /// (the largest gpu i_chunks; for in-place programs without an input buffer o_chunks / ngpus
   /// for allgather and gather, else o_chunks).
   int input_chunks = 0;
-  /// Record the critical path (costs 16 bytes per step instance).
+  /// Record the critical path (costs 24 bytes per step instance; skipped above 40 million).
   bool critical_path = true;
   /// At most this many critical-path entries are returned (first and last halves kept).
   int critical_path_limit = 40;
