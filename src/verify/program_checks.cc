@@ -14,7 +14,7 @@ namespace detail {
 void ViolationSink::add(ViolationKind kind, int rank, int threadblock, int step,
                         std::string message) {
   if (counts_[index(kind)]++ < kMaxPerKind) {
-    report_.violations.push_back({kind, rank, threadblock, step, std::move(message)});
+    report_.violations.push_back({kind, rank, threadblock, step, prefix_ + message});
   }
 }
 

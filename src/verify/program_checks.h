@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/program.h"
@@ -21,6 +22,8 @@ class ViolationSink {
   /// False once `kind` is full, so callers can skip building the message.
   bool wants(ViolationKind kind) const { return counts_[index(kind)] < kMaxPerKind; }
   void add(ViolationKind kind, int rank, int threadblock, int step, std::string message);
+  /// Text put in front of every later message (e.g. which execution mode found it).
+  void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   /// Number of violations of `kind` seen (listed or not).
   int64_t count(ViolationKind kind) const { return counts_[index(kind)]; }
   VerifyReport finish() const;
@@ -30,6 +33,7 @@ class ViolationSink {
 
   VerifyReport report_;
   std::array<int64_t, 6> counts_{};
+  std::string prefix_;
 };
 
 /// The step type in backquotes for messages, e.g. "`rcs`".

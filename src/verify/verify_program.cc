@@ -78,8 +78,10 @@ std::string cell_name(Buffer b, int index) { return detail::buffer_range(b, inde
 
 class Simulator {
  public:
-  Simulator(const Program& p, const Collective& c, int fifo_slots, ViolationSink& sink)
-      : p_(p), c_(c), slots_(std::max(1, fifo_slots)), sink_(sink) {
+  // Executes `p` with in-place buffer aliasing when `inplace` (core/program.h).
+  Simulator(const Program& p, const Collective& c, bool inplace, int fifo_slots,
+            ViolationSink& sink)
+      : p_(p), c_(c), inplace_(inplace), slots_(std::max(1, fifo_slots)), sink_(sink) {
     layout();
     connect();
     place_inputs();
@@ -198,7 +200,7 @@ class Simulator {
   void place_inputs() {
     for (int k = 0; k < c_.num_chunks(); ++k) {
       for (const Slot& s : c_.chunks[k].pre) {
-        const BufferRef ref = input_location(c_, s, p_.inplace);
+        const BufferRef ref = input_location(c_, s, inplace_);
         const int size = p_.gpus[s.rank].buffer_chunks(ref.buffer);
         if (ref.index >= size) {
           sink_.add(ViolationKind::kStructure, s.rank, -1, -1,
@@ -490,7 +492,7 @@ class Simulator {
   }
 
   void check_post_slot(int k, const Slot& slot, const SymbolicValue& expected) {
-    const BufferRef ref = output_location(c_, slot, p_.inplace);
+    const BufferRef ref = output_location(c_, slot, inplace_);
     const int size = p_.gpus[slot.rank].buffer_chunks(ref.buffer);
     const std::string where = cell_name(ref.buffer, ref.index);
     if (ref.index >= size) {
@@ -509,6 +511,7 @@ class Simulator {
 
   const Program& p_;
   const Collective& c_;
+  const bool inplace_;
   const int slots_;
   ViolationSink& sink_;
   std::deque<int>* ready_ = nullptr;
@@ -536,10 +539,16 @@ VerifyReport verify_program(const Program& program, const VerifyProgramOptions& 
   }
   ViolationSink sink;
   if (!detail::check_structure(program, *collective, sink)) return sink.finish();
-  Simulator sim(program, *collective, options.fifo_slots, sink);
-  if (sim.run()) {
-    sim.check_leftovers();
-    sim.check_postcondition();
+  // A file valid for both call types (executor inplace="1" outofplace="1") runs both ways.
+  const bool both = program.inplace && program.outofplace;
+  for (const bool inplace : {true, false}) {
+    if (inplace != program.inplace && !both) continue;
+    if (both) sink.set_prefix(inplace ? "in-place run: " : "out-of-place run: ");
+    Simulator sim(program, *collective, inplace, options.fifo_slots, sink);
+    if (sim.run()) {
+      sim.check_leftovers();
+      sim.check_postcondition();
+    }
   }
   return sink.finish();
 }

@@ -247,6 +247,21 @@ TEST(VerifyProgram, MessageChainsThroughOtherRanksOrderAccesses) {
       << dump(unordered);
 }
 
+TEST(VerifyProgram, FilesForBothCallTypesRunBothWays) {
+  // An out-of-place ring declared usable in place too: the in-place run finds the input in
+  // the output buffer, so sending i[0] reads nothing.
+  Program p = ring_allgather(4, false);
+  p.inplace = p.outofplace = true;
+  const VerifyReport r = verify_program(p);
+  ASSERT_FALSE(r.ok());
+  for (const Violation& v : r.violations) {
+    EXPECT_EQ(v.message.rfind("in-place run: ", 0), 0u) << v;
+  }
+  EXPECT_TRUE(r.has(ViolationKind::kUninitializedRead)) << dump(r);
+  p.inplace = false;
+  EXPECT_TRUE(verify_program(p).ok());
+}
+
 TEST(VerifyProgram, BoundedFifoSlotsCanDeadlock) {
   // Rank 0 sends three chunks on channel 0, then one on channel 1. Rank 1 receives channel 1
   // first (a dependency on tb 1), so the three sends must all fit in the FIFO.
