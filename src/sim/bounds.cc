@@ -172,6 +172,37 @@ MaxFlow flow_network(const Topology& t, const Resources& res) {
   return flow;
 }
 
+// Hop distances from `src` (BFS over links and switches; a switch is one hop between any two of
+// its ranks). Topology::hop_distances_from expands switches pairwise, too slow for 1000s of ranks.
+std::vector<int> hops_from(const Topology& t, int src) {
+  const int n = t.num_ranks;
+  std::vector<std::vector<int>> links_from(n), switches_of(n);
+  for (const Link& l : t.links) links_from[l.src].push_back(l.dst);
+  for (size_t s = 0; s < t.switches.size(); ++s) {
+    for (int r : t.switches[s].ranks) switches_of[r].push_back(static_cast<int>(s));
+  }
+  std::vector<int> dist(n, -1);
+  std::vector<char> switch_done(t.switches.size(), 0);
+  std::deque<int> queue{src};
+  dist[src] = 0;
+  auto visit = [&](int u, int v) {
+    if (dist[v] >= 0) return;
+    dist[v] = dist[u] + 1;
+    queue.push_back(v);
+  };
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int v : links_from[u]) visit(u, v);
+    for (int s : switches_of[u]) {
+      if (switch_done[s]) continue;  // its ranks were all reached from an earlier rank
+      switch_done[s] = 1;
+      for (int v : t.switches[s].ranks) visit(u, v);
+    }
+  }
+  return dist;
+}
+
 // Candidate cuts for topologies too large to enumerate: node groups, contiguous halves and
 // minimum cuts between far-apart ranks.
 std::vector<std::vector<char>> candidate_cuts(const Topology& t, const Resources& res) {
@@ -188,7 +219,7 @@ std::vector<std::vector<char>> candidate_cuts(const Topology& t, const Resources
     cuts.push_back(in);
   }
   for (int s : {0, n / 4, n / 2, 3 * n / 4}) {
-    const std::vector<int> dist = t.hop_distances_from(s);
+    const std::vector<int> dist = hops_from(t, s);
     const int far = static_cast<int>(std::max_element(dist.begin(), dist.end()) - dist.begin());
     if (far == s) continue;
     for (auto [a, b] : {std::pair{s, far}, std::pair{far, s}}) {

@@ -9,16 +9,21 @@
 namespace ccsynth::sim {
 
 Network::Network(const Topology& topology) : topology_(topology) {
-  adjacency_.resize(topology.num_ranks);
-  for (const Connection& c : topology.connections()) {
-    if (c.src >= 0 && c.src < topology.num_ranks) adjacency_[c.src].push_back(c);
+  links_from_.resize(topology.num_ranks);
+  switches_of_.resize(topology.num_ranks);
+  for (size_t i = 0; i < topology.links.size(); ++i) {
+    const Link& link = topology.links[i];
+    if (link.src >= 0 && link.src < topology.num_ranks) {
+      links_from_[link.src].push_back(static_cast<int>(i));
+    }
+    add_group(std::max(1, link.lanes));
   }
-  for (const Link& link : topology.links) add_group(std::max(1, link.lanes));
   switch_egress_group_.resize(topology.switches.size());
   for (size_t s = 0; s < topology.switches.size(); ++s) {
     switch_egress_group_[s].assign(topology.num_ranks, -1);
     for (int r : topology.switches[s].ranks) {
       if (r < 0 || r >= topology.num_ranks) continue;
+      switches_of_[r].push_back(static_cast<int>(s));
       switch_egress_group_[s][r] = add_group(1);
       add_group(1);  // ingress
     }
@@ -54,37 +59,67 @@ int Network::route(int src, int dst) {
                     "rank " + std::to_string(src) + " -> " + std::to_string(dst) +
                         " is outside topology '" + topology_.name + "'");
   }
-  // BFS over single-hop connections: the first path found is a shortest one in hops.
-  std::vector<const Connection*> via(n, nullptr);
-  std::vector<char> seen(n, 0);
-  std::deque<int> queue{src};
-  seen[src] = 1;
-  while (!queue.empty() && !seen[dst]) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (const Connection& c : adjacency_[u]) {
-      if (seen[c.dst]) continue;
-      seen[c.dst] = 1;
-      via[c.dst] = &c;
-      queue.push_back(c.dst);
-    }
-  }
-  if (!seen[dst]) {
+  const std::vector<Connection> path = shortest_path(src, dst);
+  if (path.empty()) {
     throw UserError("", "peer",
                     "rank " + std::to_string(dst) + " is unreachable from rank " +
                         std::to_string(src) + " in topology '" + topology_.name + "'");
   }
   Route route;
-  for (int v = dst; v != src; v = via[v]->src) {
-    const Connection& c = *via[v];
+  for (const Connection& c : path) {
     const std::vector<int> hops = hops_of(c);
-    route.groups.insert(route.groups.begin(), hops.begin(), hops.end());
+    route.groups.insert(route.groups.end(), hops.begin(), hops.end());
     route.alpha_us += c.alpha_us;
     route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
   }
   routes_.push_back(std::move(route));
   route_index_.emplace(key, static_cast<int>(routes_.size()) - 1);
   return static_cast<int>(routes_.size()) - 1;
+}
+
+std::optional<Connection> Network::direct(int src, int dst) const {
+  std::optional<Connection> best;
+  for (int i : links_from_[src]) {
+    const Link& l = topology_.links[i];
+    if (l.dst == dst) best = Connection{src, dst, l.alpha_us, l.beta_us_per_mb, l.lanes, i, -1};
+  }
+  for (int s : switches_of_[src]) {
+    const Switch& sw = topology_.switches[s];
+    if (switch_egress_group_[s][dst] < 0) continue;  // dst is not on this switch
+    if (!best || sw.port_beta_us_per_mb < best->beta_us_per_mb) {
+      best = Connection{src, dst, sw.alpha_us, sw.port_beta_us_per_mb, 1, -1, s};
+    }
+  }
+  return best;
+}
+
+std::vector<Connection> Network::shortest_path(int src, int dst) const {
+  if (src == dst) return {};
+  if (auto c = direct(src, dst)) return {*c};
+  // BFS over ranks: the first path found is a shortest one in hops; each hop then uses the
+  // connection direct() picks.
+  const int n = topology_.num_ranks;
+  std::vector<int> parent(n, -1);
+  parent[src] = src;
+  std::deque<int> queue{src};
+  auto visit = [&](int u, int v) {
+    if (v < 0 || v >= n || parent[v] >= 0) return;
+    parent[v] = u;
+    queue.push_back(v);
+  };
+  while (!queue.empty() && parent[dst] < 0) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (int i : links_from_[u]) visit(u, topology_.links[i].dst);
+    for (int s : switches_of_[u]) {
+      for (int v : topology_.switches[s].ranks) visit(u, v);
+    }
+  }
+  if (parent[dst] < 0) return {};
+  std::vector<Connection> path;
+  for (int v = dst; v != src; v = parent[v]) path.push_back(*direct(parent[v], v));
+  std::reverse(path.begin(), path.end());
+  return path;
 }
 
 bool Network::acquire(int route, double cost, int64_t instance, std::vector<int>* held,

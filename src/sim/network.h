@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -54,9 +55,15 @@ class Network {
  private:
   int add_group(int lanes);
   std::vector<int> hops_of(const Connection& connection) const;
+  /// The single-hop connection src -> dst with Topology::connection's choice (the cheaper per
+  /// byte of the link and the switches), without scanning every link.
+  std::optional<Connection> direct(int src, int dst) const;
+  /// Shortest path in hops (BFS over links and switches); empty when unreachable.
+  std::vector<Connection> shortest_path(int src, int dst) const;
 
   const Topology& topology_;
-  std::vector<std::vector<Connection>> adjacency_;  // per src, sorted by dst
+  std::vector<std::vector<int>> links_from_;     // link indices per src
+  std::vector<std::vector<int>> switches_of_;    // switch indices per rank
   std::vector<int> group_first_lane_;
   std::vector<int> group_lanes_;
   std::vector<int> group_free_lanes_;
