@@ -96,6 +96,19 @@ void BM_DirectAllgatherRing16(benchmark::State& state) {
 }
 BENCHMARK(BM_DirectAllgatherRing16)->Unit(benchmark::kMillisecond);
 
+// 1024 ranks on one switch: every send holds an egress and an ingress port.
+void BM_RingAllgatherSwitch1024(benchmark::State& state) {
+  const Program program = sim::testing::ring_allgather(1024);
+  const Topology topology = sim::testing::switch_topology(1024, 1.0, 10.0);
+  sim::SimResult r;
+  for (auto _ : state) {
+    r = sim::simulate(program, topology, 1 << 20);
+    benchmark::DoNotOptimize(r.events);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_RingAllgatherSwitch1024)->Unit(benchmark::kMillisecond);
+
 void BM_LowerBound(benchmark::State& state, const char* topology_name, CollectiveKind kind) {
   const Topology topology = topologies::make_builtin(topology_name);
   const Collective collective = make_collective(kind, topology.num_ranks);
