@@ -22,7 +22,13 @@ int MilpModel::add_var(double lb, double ub, bool integer, double objective,
   ub_.push_back(ub);
   obj_.push_back(objective);
   integer_.push_back(integer);
-  names_.push_back(name.empty() ? "x" + std::to_string(lb_.size() - 1) : name);
+  if (name.empty()) {
+    std::string generated(1, 'x');  // (avoids a GCC 12 -Wrestrict false positive on "x" + s)
+    generated.append(std::to_string(lb_.size() - 1));
+    names_.push_back(std::move(generated));
+  } else {
+    names_.push_back(name);
+  }
   return num_vars() - 1;
 }
 
