@@ -3,6 +3,7 @@
 // ring baseline (1 KB - 1 GB) and the lower bound (1 GB).
 //
 //   taccl_bench [--time-limit SEC | --budget] [--no-sim] [CASE...]  (CASE e.g. allgather:dgx2-sk-1)
+//   taccl_bench --custom COLLECTIVE SKETCH.json TOPOLOGY     (one extra case, paper time 0)
 //
 // --budget gives each MILP stage 80% of the paper's time divided by the number of MILP stages
 // (a stage that hits its limit returns its incumbent with status timed-out and its gap).
@@ -39,8 +40,8 @@ struct Case {
   double paper_seconds;  // TACCL table 2 (Gurobi)
 };
 
-const std::vector<Case>& cases() {
-  static const std::vector<Case> kCases = {
+std::vector<Case>& cases() {
+  static std::vector<Case> kCases = {
       {CollectiveKind::kAllGather, "dgx2-sk-1", "dgx2x2", 35.8},
       {CollectiveKind::kAllGather, "dgx2-sk-2", "dgx2x2", 11.3},
       {CollectiveKind::kAllGather, "ndv2-sk-1", "ndv2x2", 2.6},
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--time-limit" && i + 1 < argc) {
       time_limit = std::atof(argv[++i]);
+    } else if (arg == "--custom" && i + 3 < argc) {
+      cases() = {{parse_collective_kind(argv[i + 1]), argv[i + 2], argv[i + 3], 0.0}};
+      i += 3;
     } else if (arg == "--budget") {
       budget = true;
     } else if (arg == "--no-sim") {
@@ -114,7 +118,8 @@ int main(int argc, char** argv) {
     const std::string name = to_string(c.kind) + ":" + c.sketch;
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
     const Topology t = topologies::make_builtin(c.topology);
-    const synth::Sketch sketch = synth::read_sketch_file(dir + c.sketch + ".json");
+    const bool is_file = c.sketch.size() > 5 && c.sketch.substr(c.sketch.size() - 5) == ".json";
+    const synth::Sketch sketch = synth::read_sketch_file(is_file ? c.sketch : dir + c.sketch + ".json");
     synth::TacclOptions o;
     o.time_limit_s = time_limit;
     if (budget) {
