@@ -154,7 +154,7 @@ MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
   cbc.setMaximumSeconds(std::max(0.01, options.time_limit_s));
   cbc.setAllowableFractionGap(options.relative_gap);
   cbc.setAllowableGap(options.absolute_gap);
-  CbcStrategyDefault strategy(1, 5, 5, options.log_level);
+  CbcStrategyDefault strategy(1, 0, 0, options.log_level);
   cbc.setStrategy(strategy);
 
   const bool start_ok = !options.mip_start.empty() &&
