@@ -72,7 +72,8 @@ SynthMethod tacos_method() {
                       "tacos: try seeds seed..seed+N-1, keep the fastest (default 1)")
         ->check(CLI::PositiveNumber);
     add_shared_option(synth, "--switch-degree",
-                      "tacos: switch unwinding degree d, 0 = every peer (default 0)")
+                      "tacos: switch unwinding degree d; 0 = auto: all peers of a standalone switch, one per "
+                      "other node for an inter-node switch (default 0)")
         ->check(CLI::NonNegativeNumber);
     add_shared_option(synth, "--pick-window",
                       "tacos: a link sends one of the W oldest needed chunks (default 3)")

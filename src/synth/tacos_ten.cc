@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -411,25 +412,54 @@ std::vector<TenLink> ten_links(const Topology& topology, double chunk_bytes, int
     throw UserError("", "switch_degree", "must be >= 0 (0 = unwind to every peer)");
   }
   std::vector<TenLink> out;
-  std::map<std::pair<int, int>, bool> linked;
+  std::set<std::pair<int, int>> connected;
   for (const Link& l : topology.links) {
     out.push_back({l.src, l.dst, l.lanes, l.alpha_us + transfer_us(l.beta_us_per_mb, chunk_bytes)});
-    linked[{l.src, l.dst}] = true;
+    connected.insert({l.src, l.dst});
   }
-  for (const Switch& sw : topology.switches) {
-    const int n = static_cast<int>(sw.ranks.size());
-    const int d = (switch_degree == 0 || switch_degree >= n - 1) ? n - 1 : switch_degree;
-    // sec. IV.G: the d links out of a rank share its egress port, so each gets 1/d of it.
-    const double cost = sw.alpha_us + transfer_us(sw.port_beta_us_per_mb * d, chunk_bytes);
+  // Cheapest switches first, so a pair on two switches (an NVSwitch inside an IB fabric) uses
+  // the faster one, as Topology::connection does.
+  std::vector<const Switch*> switches;
+  for (const Switch& sw : topology.switches) switches.push_back(&sw);
+  std::stable_sort(switches.begin(), switches.end(), [](const Switch* a, const Switch* b) {
+    return a->port_beta_us_per_mb < b->port_beta_us_per_mb;
+  });
+  for (const Switch* sw : switches) {
+    const int n = static_cast<int>(sw->ranks.size());
+    // sec. IV.G: rank i links to ranks i+k for the first d offsets k = 1, 2, ... Offsets whose
+    // pairs are all still unconnected come first, so that on an inter-node switch (pairs inside
+    // a node already joined by links or a cheaper switch) d = 1 pairs rank i with the same
+    // position in the next node rather than sending every rank to the same one.
+    std::vector<int> offsets;
+    std::vector<int> partial;
+    for (int k = 1; k < n; ++k) {
+      bool all_new = true;
+      for (int i = 0; i < n && all_new; ++i) {
+        all_new = !connected.count({sw->ranks[i], sw->ranks[(i + k) % n]});
+      }
+      (all_new ? offsets : partial).push_back(k);
+    }
+    // Degree 0 (auto): every offset that is new for all ranks, i.e. full unwinding of a
+    // standalone switch, one link per other node for a switch spanning linked nodes.
+    const int automatic = offsets.empty() ? n - 1 : static_cast<int>(offsets.size());
+    const int d = switch_degree == 0 ? automatic : std::min(switch_degree, n - 1);
+    offsets.insert(offsets.end(), partial.begin(), partial.end());
+    std::vector<std::pair<int, int>> added;
     for (int i = 0; i < n; ++i) {
-      for (int k = 1; k <= d; ++k) {
-        const int src = sw.ranks[i];
-        const int dst = sw.ranks[(i + k) % n];
-        if (linked.emplace(std::make_pair(src, dst), true).second) {
-          out.push_back({src, dst, 1, cost});
-        }
+      const int src = sw->ranks[i];
+      std::vector<int> targets;
+      for (size_t o = 0; o < offsets.size() && static_cast<int>(targets.size()) < d; ++o) {
+        const int dst = sw->ranks[(i + offsets[o]) % n];
+        if (!connected.count({src, dst})) targets.push_back(dst);
+      }
+      // The links out of a rank share its egress port: each gets 1/|targets| of it.
+      const double beta = sw->port_beta_us_per_mb * static_cast<double>(targets.size());
+      for (int dst : targets) {
+        out.push_back({src, dst, 1, sw->alpha_us + transfer_us(beta, chunk_bytes)});
+        added.push_back({src, dst});
       }
     }
+    connected.insert(added.begin(), added.end());
   }
   return out;
 }

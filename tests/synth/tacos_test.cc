@@ -195,13 +195,51 @@ TEST(TenLinks, UnwindsSwitchWithDegree) {
 TEST(TenLinks, DirectLinksWinOverSwitchPairs) {
   Topology t = switched(3);
   link(t, 0, 1, 0.1, 400, 2);
-  const auto links = ten_links(t, kMiB, 0);
+  const auto links = ten_links(t, kMiB, 2);
   ASSERT_EQ(links.size(), 6u);
   EXPECT_EQ(links[0].lanes, 2);
   EXPECT_DOUBLE_EQ(links[0].cost_us, 0.1 + transfer_us(beta_from_gbps(400), kMiB));
   EXPECT_EQ(std::count_if(links.begin(), links.end(),
                           [](const TenLink& l) { return l.src == 0 && l.dst == 1; }),
             1);
+  const double beta = beta_from_gbps(kGbps);
+  for (const TenLink& l : links) {
+    if (l.src == 0 && l.dst == 2) {
+      EXPECT_DOUBLE_EQ(l.cost_us, kAlpha + beta);  // rank 0's port serves one switch link
+    }
+    if (l.src == 1) {
+      EXPECT_DOUBLE_EQ(l.cost_us, kAlpha + 2 * beta);
+    }
+  }
+}
+
+TEST(TenLinks, CheaperSwitchWinsSharedPairs) {
+  // Two fast 2-rank "NVSwitches" {0,1}, {2,3} inside a slow 4-rank "IB" switch listed first:
+  // intra pairs use the fast switch, the IB port is shared by the 2 inter-node links only.
+  Topology t = blank("two_level", 4);
+  t.switches.push_back({"ib", {0, 1, 2, 3}, 2.0, beta_from_gbps(10), "ib"});
+  t.switches.push_back({"nv0", {0, 1}, 0.5, beta_from_gbps(100), "nvswitch"});
+  t.switches.push_back({"nv1", {2, 3}, 0.5, beta_from_gbps(100), "nvswitch"});
+  const auto links = ten_links(t, kMiB, 3);
+  ASSERT_EQ(links.size(), 12u);
+  for (const TenLink& l : links) {
+    const bool intra = l.src / 2 == l.dst / 2;
+    const double expected = intra ? 0.5 + transfer_us(beta_from_gbps(100), kMiB)
+                                  : 2.0 + transfer_us(2 * beta_from_gbps(10), kMiB);
+    EXPECT_DOUBLE_EQ(l.cost_us, expected) << l.src << "->" << l.dst;
+  }
+  // Degree 1 and auto: offset 2 is the only one new for every rank, so 0->2, 1->3, 2->0, 3->1,
+  // each with the whole IB port.
+  for (int degree : {1, 0}) {
+    const auto d1 = ten_links(t, kMiB, degree);
+    ASSERT_EQ(d1.size(), 8u);
+    for (const TenLink& l : d1) {
+      if (l.src / 2 != l.dst / 2) {
+        EXPECT_EQ(l.dst, (l.src + 2) % 4);
+        EXPECT_DOUBLE_EQ(l.cost_us, 2.0 + transfer_us(beta_from_gbps(10), kMiB));
+      }
+    }
+  }
 }
 
 TEST(Tacos, Ring4AllGatherTakesTwoChunkTimes) {

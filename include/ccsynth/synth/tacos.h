@@ -26,7 +26,7 @@ struct TacosOptions {
   int64_t bytes = 1 << 20;  // per-rank input size (chunk = bytes / collective.input_chunks)
   uint64_t seed = 0;        // tie-breaks between equal-cost links are random with this seed
   int trials = 1;           // seeds seed..seed+trials-1 are tried, the fastest TEN time kept
-  int switch_degree = 0;    // unwinding degree d per switch (sec. IV.G); 0 = every peer (n-1)
+  int switch_degree = 0;    // unwinding degree d per switch (sec. IV.G); 0 = auto (ten_links)
   bool chunk_replacement = true;  // sec. IV.F; only has an effect with heterogeneous links
   int pick_window = 3;  // a link sends one of the W oldest chunks its destination needs
 };
@@ -42,9 +42,13 @@ struct TenLink {
 
 /// The TEN links of `topology` for chunks of `chunk_bytes`: every link, plus every switch
 /// unwound with degree d (sec. IV.G): rank i of a switch with n ranks (in its listed order)
-/// gets links to ranks i+1..i+d (mod n) with the switch alpha and d times its port beta (the
-/// egress port is shared by d links). Pairs that already have a direct link keep only it.
-/// switch_degree 0 (or >= n-1) means d = n-1. Throws UserError for a negative degree.
+/// gets links to ranks i+k (mod n) for the first d offsets k that no direct link or cheaper
+/// switch already connects (offsets 1, 2, ..., those new for every rank first), with the switch
+/// alpha and m times its port beta, m = the number of links rank i got (they share its egress
+/// port). Switches are unwound cheapest first. switch_degree 0 (auto) takes exactly the offsets
+/// new for every rank: d = n-1 for a standalone switch, one link per other node for an
+/// inter-node switch whose node-local pairs are already connected. Throws UserError for a
+/// negative degree.
 std::vector<TenLink> ten_links(const Topology& topology, double chunk_bytes, int switch_degree);
 
 /// A TEN schedule of a non-combining collective: the link-chunk matches, in start-time order.
