@@ -226,6 +226,39 @@ TEST(Simulate, SwitchPortsSerializeIngress) {
   EXPECT_TRUE(found);
 }
 
+TEST(Simulate, MultiHopRouteIsCutThrough) {
+  // 0 -> 1 -> 2 (no link 0 -> 2): the send holds both links for sum(alpha) + max(beta) * b.
+  Topology t;
+  t.name = "line";
+  t.num_ranks = 3;
+  t.links = {Link{0, 1, 1, 1.0, 10.0, "generic"}, Link{1, 2, 1, 2.0, 20.0, "generic"},
+             Link{1, 0, 1, 1.0, 10.0, "generic"}, Link{2, 1, 1, 2.0, 20.0, "generic"}};
+  Program p;
+  p.name = "far";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 3;
+  for (int r = 0; r < 3; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 1;
+    g.output_chunks = 1;
+    p.gpus.push_back(g);
+  }
+  Threadblock send;
+  send.send_peer = 2;
+  send.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, 0));
+  p.gpus[0].threadblocks.push_back(send);
+  Threadblock recv;
+  recv.recv_peer = 0;
+  recv.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0));
+  p.gpus[2].threadblocks.push_back(recv);
+  const SimResult r = simulate(p, t, 1 << 20, synchronous());
+  EXPECT_NEAR(r.time_us, 3.0 + 20.0, 1e-9);
+  EXPECT_NEAR(r.links[0].busy_us, 23.0, 1e-9);
+  EXPECT_NEAR(r.links[1].busy_us, 23.0, 1e-9);
+  EXPECT_NEAR(r.links[2].busy_us, 0.0, 1e-12);
+}
+
 TEST(Simulate, ProtocolFactorsAndSlices) {
   const Topology topo = ring_topology(4, 1.0, 10.0);
   Program p = ring_allgather(4);
