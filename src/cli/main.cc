@@ -18,6 +18,7 @@ int run(int argc, char** argv) {
   CommandResult result;
   // One line per verb, in the order `--help` lists them.
   add_topo_command(app, result);
+  add_synth_command(app, result);
   add_verify_command(app, result);
   add_simulate_command(app, result);
   add_bounds_command(app, result);
