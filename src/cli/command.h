@@ -36,5 +36,6 @@ void add_compile_command(CLI::App& app, CommandResult& result);
 void add_baseline_command(CLI::App& app, CommandResult& result);
 void add_pareto_command(CLI::App& app, CommandResult& result);
 void add_synth_command(CLI::App& app, CommandResult& result);
+void add_demo_command(CLI::App& app, CommandResult& result);
 
 }  // namespace ccsynth::cli

@@ -17,6 +17,7 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "ccsynth 0.1.0");
   CommandResult result;
   // One line per verb, in the order `--help` lists them.
+  add_demo_command(app, result);
   add_topo_command(app, result);
   add_synth_command(app, result);
   add_verify_command(app, result);

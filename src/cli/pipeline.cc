@@ -67,29 +67,63 @@ nlohmann::json to_json(const Evaluated& e) {
           {"results", results}};
 }
 
+std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
+                                      const std::vector<const Evaluated*>& evaluated) {
+  std::vector<BestAtSize> out;
+  if (evaluated.empty()) return out;
+  int ring = -1;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k] == "ring") ring = static_cast<int>(k);
+  }
+  for (size_t i = 0; i < evaluated[0]->results.size(); ++i) {
+    BestAtSize row;
+    for (size_t k = 0; k < evaluated.size(); ++k) {
+      if (i >= evaluated[k]->results.size()) continue;
+      const SizedResult& r = evaluated[k]->results[i];
+      if (row.best >= 0 && r.time_us >= row.time_us) continue;
+      row = {r.bytes, static_cast<int>(k), r.time_us, r.busbw_gbps, r.lower_bound_us,
+             r.ratio_to_bound(), 0};
+    }
+    if (ring >= 0 && i < evaluated[ring]->results.size() && row.time_us > 0) {
+      row.speedup_vs_ring = evaluated[ring]->results[i].time_us / row.time_us;
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+nlohmann::json best_json(const std::vector<std::string>& names,
+                         const std::vector<const Evaluated*>& evaluated) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BestAtSize& b : best_per_size(names, evaluated)) {
+    rows.push_back({{"bytes", b.bytes},
+                    {"best", names[b.best]},
+                    {"time_us", b.time_us},
+                    {"busbw_gbps", b.busbw_gbps},
+                    {"lower_bound_us", b.lower_bound_us},
+                    {"ratio_to_bound", b.ratio_to_bound},
+                    {"speedup_vs_ring", b.speedup_vs_ring}});
+  }
+  return rows;
+}
+
 std::string results_table(const std::vector<std::string>& names,
                           const std::vector<const Evaluated*>& evaluated) {
   std::string out = fmt::format("{:>8}", "size");
-  for (const auto& name : names) out += fmt::format(" {:>14} {:>9}", name + " us", "busbw");
-  out += fmt::format(" {:>11} {:>9}", "bound us", "vs bound");
-  if (names.size() > 1) out += fmt::format(" {:>9}", "speedup");
-  out += "\n";
-  const size_t rows = evaluated.empty() ? 0 : evaluated[0]->results.size();
-  for (size_t i = 0; i < rows; ++i) {
-    const SizedResult& first = evaluated[0]->results[i];
-    out += fmt::format("{:>8}", format_bytes(first.bytes));
+  for (const auto& name : names) out += fmt::format(" {:>12}", name + " us");
+  out += fmt::format(" {:>11}  {:<9} {:>8} {:>9} {:>8}\n", "bound us", "best", "busbw",
+                     "vs bound", "vs ring");
+  const std::vector<BestAtSize> best = best_per_size(names, evaluated);
+  for (size_t i = 0; i < best.size(); ++i) {
+    out += fmt::format("{:>8}", format_bytes(best[i].bytes));
     for (const Evaluated* e : evaluated) {
-      if (i < e->results.size()) {
-        out += fmt::format(" {:>14.2f} {:>9.2f}", e->results[i].time_us, e->results[i].busbw_gbps);
-      } else {
-        out += fmt::format(" {:>14} {:>9}", "-", "-");
-      }
+      out += i < e->results.size() ? fmt::format(" {:>12.2f}", e->results[i].time_us)
+                                   : fmt::format(" {:>12}", "-");
     }
-    out += fmt::format(" {:>11.2f} {:>8.2f}x", first.lower_bound_us, first.ratio_to_bound());
-    if (evaluated.size() > 1 && i < evaluated[1]->results.size()) {
-      out += fmt::format(" {:>8.2f}x", evaluated[1]->results[i].time_us / first.time_us);
-    }
-    out += "\n";
+    out += fmt::format(" {:>11.2f}  {:<9} {:>8.2f} {:>8.2f}x", best[i].lower_bound_us,
+                       names[best[i].best], best[i].busbw_gbps, best[i].ratio_to_bound);
+    out += best[i].speedup_vs_ring > 0 ? fmt::format(" {:>7.2f}x\n", best[i].speedup_vs_ring)
+                                       : fmt::format(" {:>8}\n", "-");
   }
   return out;
 }

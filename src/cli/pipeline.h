@@ -45,8 +45,27 @@ Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
 /// JSON for one evaluated program: verification status, per-size results.
 nlohmann::json to_json(const Evaluated& evaluated);
 
-/// Human-readable table of the per-size results of several programs side by side, with the
-/// ratio of the first to every other (e.g. synthesized vs ring baseline).
+/// The fastest of several evaluated programs at one size (they share their size list).
+struct BestAtSize {
+  int64_t bytes = 0;
+  int best = -1;                // index into the evaluated programs
+  double time_us = 0;
+  double busbw_gbps = 0;
+  double lower_bound_us = 0;
+  double ratio_to_bound = 0;    // best time / lower bound
+  double speedup_vs_ring = 0;   // ring time / best time; 0 without a program named "ring"
+};
+
+/// Per size, which program is fastest, and by how much against "ring" and the bound.
+std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
+                                      const std::vector<const Evaluated*>& evaluated);
+
+/// JSON array of best_per_size(), naming the winner.
+nlohmann::json best_json(const std::vector<std::string>& names,
+                         const std::vector<const Evaluated*>& evaluated);
+
+/// Human-readable table: per size the simulated time of every program, the lower bound, the
+/// fastest program with its busbw, its ratio to the bound and its speedup over "ring".
 std::string results_table(const std::vector<std::string>& names,
                           const std::vector<const Evaluated*>& evaluated);
 

@@ -1,0 +1,254 @@
+// `ccsynth demo`: ccsynth's main job on a built-in default (README, first command). For one
+// topology and collective it builds the ring baseline, synthesizes with TACOS and SCCL (and
+// TACCL when a sketch is given), verifies every algorithm and its compiled program, simulates
+// them over a range of sizes and prints, per size, the best one against the ring and the
+// physical lower bound.
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "ccsynth/formats/collective_json.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/synth/baselines.h"
+#include "ccsynth/synth/sccl.h"
+#include "ccsynth/synth/sketch.h"
+#include "ccsynth/synth/taccl.h"
+#include "ccsynth/synth/tacos.h"
+#include "ccsynth/topologies/library.h"
+#include "cli/command.h"
+#include "cli/pipeline.h"
+
+namespace ccsynth::cli {
+
+namespace {
+
+struct DemoOptions {
+  std::string topology = "dgx1";
+  std::string collective = "allgather";
+  std::string sizes = "1K:1G:4";
+  std::string synth_size = "1M";
+  std::string sketch;
+  double time_limit_s = 10;
+  int max_sccl_ranks = 16;
+  std::string output_dir;
+  bool json = false;
+};
+
+// One algorithm the demo compares: how it was made, how long that took, what became of it.
+struct Candidate {
+  std::string name;
+  double synth_seconds = 0;
+  std::string skipped;  // why no algorithm, or empty
+  std::unique_ptr<Evaluated> evaluated;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs `make` and evaluates its algorithm; a UserError (method does not apply) or no algorithm
+// (solver limit) becomes a skipped candidate with the reason.
+Candidate make_candidate(const std::string& name, const std::function<std::optional<Algorithm>()>& make,
+                         const Topology& topology, const std::vector<int64_t>& sizes) {
+  Candidate c;
+  c.name = name;
+  std::cerr << "demo: " << name << "...\n";
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Algorithm> algorithm;
+  try {
+    algorithm = make();
+  } catch (const UserError& e) {
+    c.skipped = e.what();
+  }
+  c.synth_seconds = seconds_since(start);
+  if (!algorithm) {
+    if (c.skipped.empty()) c.skipped = "no algorithm within the time limit";
+    return c;
+  }
+  compiler::CompileOptions options;
+  options.name = name;
+  c.evaluated = std::make_unique<Evaluated>(evaluate(*algorithm, topology, options, sizes));
+  return c;
+}
+
+// SCCL's Pareto frontier (sec. 3.7), searched once for both of its ends.
+class ScclFrontier {
+ public:
+  ScclFrontier(const Collective& collective, const Topology& topology, const DemoOptions& o)
+      : collective_(collective), topology_(topology), options_(o) {}
+
+  /// The latency-optimal end (fewest steps) or the bandwidth end (lowest R/C found).
+  std::optional<Algorithm> point(bool bandwidth_end) {
+    if (!result_) result_ = search();
+    if (result_->frontier.empty()) return std::nullopt;
+    return bandwidth_end ? result_->frontier.back().algorithm : result_->frontier.front().algorithm;
+  }
+
+ private:
+  synth::ParetoResult search() const {
+    if (topology_.num_ranks > options_.max_sccl_ranks) {
+      throw UserError("", "topology", fmt::format("SCCL is run up to {} ranks (--max-sccl-ranks)",
+                                                  options_.max_sccl_ranks));
+    }
+    synth::ParetoOptions options;
+    options.time_limit_s = options_.time_limit_s;
+    options.solve.time_limit_s = options_.time_limit_s;
+    options.max_chunks = 2 * topology_.num_ranks;
+    return synth::pareto_synthesize(collective_.kind, synth::paper_bandwidth_model(topology_),
+                                    options, collective_.root);
+  }
+
+  const Collective& collective_;
+  const Topology& topology_;
+  const DemoOptions& options_;
+  std::optional<synth::ParetoResult> result_;
+};
+
+std::vector<Candidate> make_candidates(const Topology& topology, const Collective& collective,
+                                       const DemoOptions& o, const std::vector<int64_t>& sizes) {
+  std::vector<Candidate> out;
+  out.push_back(make_candidate(
+      "ring",
+      [&]() -> std::optional<Algorithm> {
+        return synth::make_baseline(synth::BaselineKind::kRing, collective, topology);
+      },
+      topology, sizes));
+  out.push_back(make_candidate(
+      "tacos",
+      [&]() -> std::optional<Algorithm> {
+        synth::TacosOptions options;
+        options.bytes = parse_bytes(o.synth_size, "--synth-size");
+        return synth::synthesize_tacos(topology, collective, options).algorithm;
+      },
+      topology, sizes));
+  ScclFrontier sccl(collective, topology, o);
+  out.push_back(make_candidate(
+      "sccl-lat", [&] { return sccl.point(false); }, topology, sizes));
+  out.push_back(make_candidate(
+      "sccl-bw", [&] { return sccl.point(true); }, topology, sizes));
+  if (!o.sketch.empty()) {
+    out.push_back(make_candidate(
+        "taccl",
+        [&]() -> std::optional<Algorithm> {
+          synth::TacclOptions options;
+          options.time_limit_s = o.time_limit_s;
+          options.bytes = parse_bytes(o.synth_size, "--synth-size");
+          const synth::Sketch sketch = synth::read_sketch_file(o.sketch);
+          return synth::synthesize_taccl(topology, sketch, collective.kind, options).algorithm;
+        },
+        topology, sizes));
+  }
+  return out;
+}
+
+std::string candidate_line(const Candidate& c) {
+  if (!c.evaluated) return fmt::format("  {:<9} skipped: {}\n", c.name, c.skipped);
+  const Evaluated& e = *c.evaluated;
+  if (!e.ok()) {
+    return fmt::format("  {:<9} VERIFICATION FAILED\n{}{}", c.name, e.algorithm_report.summary(),
+                       e.program_report.summary());
+  }
+  int threadblocks = 0;
+  for (const auto& gpu : e.program.gpus) threadblocks += static_cast<int>(gpu.threadblocks.size());
+  return fmt::format(
+      "  {:<9} {:>3} steps {:>5} sends, {:>4} threadblocks, made in {:.2f} s; algorithm and "
+      "program verified\n",
+      c.name, e.algorithm.num_steps(), e.algorithm.ops.size(), threadblocks, c.synth_seconds);
+}
+
+nlohmann::json candidate_json(const Candidate& c) {
+  nlohmann::json doc = c.evaluated ? to_json(*c.evaluated) : nlohmann::json{{"ok", false}};
+  doc["name"] = c.name;
+  doc["synth_seconds"] = c.synth_seconds;
+  if (!c.skipped.empty()) doc["skipped"] = c.skipped;
+  return doc;
+}
+
+void write_programs(const std::vector<Candidate>& candidates, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  for (const Candidate& c : candidates) {
+    if (!c.evaluated || !c.evaluated->ok()) continue;
+    const std::string path = (std::filesystem::path(dir) / (c.name + ".xml")).string();
+    write_text_file(path, formats::write_msccl_xml(c.evaluated->program));
+    std::cerr << "demo: wrote " << path << "\n";
+  }
+}
+
+int run_demo(const DemoOptions& o) {
+  const Topology topology = topologies::resolve_topology(o.topology);
+  const Collective collective =
+      formats::resolve_collective(o.collective, topology.num_ranks, 1, 0);
+  const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--sizes");
+  const std::vector<Candidate> candidates = make_candidates(topology, collective, o, sizes);
+  if (!o.output_dir.empty()) write_programs(candidates, o.output_dir);
+
+  std::vector<std::string> names;
+  std::vector<const Evaluated*> verified;
+  bool all_ok = true;
+  for (const Candidate& c : candidates) {
+    if (!c.evaluated) continue;
+    all_ok = all_ok && c.evaluated->ok();
+    if (!c.evaluated->ok()) continue;
+    names.push_back(c.name);
+    verified.push_back(c.evaluated.get());
+  }
+  if (o.json) {
+    nlohmann::json doc = {{"format", "ccsynth-demo"},  {"version", 1},
+                          {"topology", topology.name}, {"collective", collective.name},
+                          {"ok", all_ok},              {"candidates", nlohmann::json::array()},
+                          {"best", best_json(names, verified)}};
+    for (const Candidate& c : candidates) doc["candidates"].push_back(candidate_json(c));
+    std::cout << doc.dump(2) << "\n";
+    return all_ok ? kExitOk : kExitCheckFailed;
+  }
+  std::cout << fmt::format("{} on {}: {} ranks, {} links{}\n", collective.name, topology.name,
+                           topology.num_ranks, topology.links.size(),
+                           topology.switches.empty()
+                               ? std::string()
+                               : fmt::format(", {} switches", topology.switches.size()));
+  for (const Candidate& c : candidates) std::cout << candidate_line(c);
+  std::cout << "\nsimulated time per size (bytes per rank), best against the ring baseline and "
+               "the lower bound:\n"
+            << results_table(names, verified);
+  return all_ok ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+void add_demo_command(CLI::App& app, CommandResult& result) {
+  CLI::App* cmd = app.add_subcommand(
+      "demo",
+      "ccsynth's main job on a built-in default: ring baseline, TACOS and SCCL (TACCL with "
+      "--sketch) synthesis, verification of every algorithm and program, simulation against the "
+      "lower bound over a range of sizes.");
+  auto o = std::make_shared<DemoOptions>();
+  cmd->add_option("--topology,-t", o->topology, "built-in topology name or topology JSON file")
+      ->capture_default_str();
+  cmd->add_option("--collective,-c", o->collective,
+                  "allgather, reducescatter, allreduce, broadcast, reduce, alltoall, ...")
+      ->capture_default_str();
+  cmd->add_option("--sizes", o->sizes,
+                  "bytes per rank to simulate: a list (1K,1M) or a range MIN:MAX[:FACTOR]")
+      ->capture_default_str();
+  cmd->add_option("--synth-size", o->synth_size, "message size TACOS optimizes for")
+      ->capture_default_str();
+  cmd->add_option("--sketch", o->sketch, "TACCL communication sketch; adds a TACCL candidate");
+  cmd->add_option("--time-limit", o->time_limit_s, "per-solver time limit, seconds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-sccl-ranks", o->max_sccl_ranks, "skip SCCL on larger topologies")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--output-dir", o->output_dir, "write every verified program as DIR/NAME.xml");
+  cmd->add_flag("--json", o->json, "print one JSON document on stdout");
+  cmd->callback([o, &result] { result.exit_code = run_demo(*o); });
+}
+
+}  // namespace ccsynth::cli
