@@ -171,11 +171,11 @@ void add_baseline_command(CLI::App& app, CommandResult& result) {
                   "Baseline: ring, direct, rd (recursive doubling), rhd (halving-doubling), dbt "
                   "(double binary tree), hier, twostep, chain, tree")
       ->required();
-  cmd->add_option("--collective", o->collective,
+  cmd->add_option("--collective,-c", o->collective,
                   "allgather, reducescatter, allreduce, alltoall, broadcast, reduce, gather, "
                   "scatter")
       ->required();
-  cmd->add_option("--topology", o->topology, "Built-in topology name or topology JSON file")
+  cmd->add_option("--topology,-t", o->topology, "Built-in topology name or topology JSON file")
       ->required();
   cmd->add_option("-o,--output", o->output, "XML file to write")->required();
   cmd->add_option("--chunks", o->chunks, "Chunks per rank (lets rings and pipelines split data)")

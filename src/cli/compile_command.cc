@@ -191,7 +191,7 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
       ->default_str("0");
   cmd->add_option("--max-bytes", o->max_bytes, "Largest size (0 = unlimited)")->default_str("0");
   cmd->add_option("--name", o->name, "Program name (default: the algorithm's)");
-  cmd->add_option("--topology", o->topology,
+  cmd->add_option("--topology,-t", o->topology,
                   "Also check every op uses a link of this topology (built-in name or JSON)");
   cmd->add_option("--max-steps", o->max_steps,
                   "Steps per threadblock (default: 64 executor, 256 classic)");

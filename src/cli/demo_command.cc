@@ -16,7 +16,6 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
-#include "ccsynth/synth/baselines.h"
 #include "ccsynth/synth/sccl.h"
 #include "ccsynth/synth/sketch.h"
 #include "ccsynth/synth/taccl.h"
@@ -36,6 +35,7 @@ struct DemoOptions {
   std::string synth_size = "1M";
   std::string sketch;
   double time_limit_s = 10;
+  std::vector<int> instances = {1, 2, 4};
   int max_sccl_ranks = 16;
   std::string output_dir;
   bool json = false;
@@ -55,8 +55,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 // Runs `make` and evaluates its algorithm; a UserError (method does not apply) or no algorithm
 // (solver limit) becomes a skipped candidate with the reason.
-Candidate make_candidate(const std::string& name, const std::function<std::optional<Algorithm>()>& make,
-                         const Topology& topology, const std::vector<int64_t>& sizes) {
+Candidate make_candidate(const std::string& name,
+                         const std::function<std::optional<Algorithm>()>& make,
+                         const Topology& topology, const std::vector<int>& instances,
+                         const std::vector<int64_t>& sizes) {
   Candidate c;
   c.name = name;
   std::cerr << "demo: " << name << "...\n";
@@ -74,7 +76,8 @@ Candidate make_candidate(const std::string& name, const std::function<std::optio
   }
   compiler::CompileOptions options;
   options.name = name;
-  c.evaluated = std::make_unique<Evaluated>(evaluate(*algorithm, topology, options, sizes));
+  c.evaluated = std::make_unique<Evaluated>(
+      evaluate_instances(*algorithm, topology, options, instances, sizes));
   return c;
 }
 
@@ -113,13 +116,16 @@ class ScclFrontier {
 
 std::vector<Candidate> make_candidates(const Topology& topology, const Collective& collective,
                                        const DemoOptions& o, const std::vector<int64_t>& sizes) {
+  const std::vector<int> instances = o.instances;
   std::vector<Candidate> out;
   out.push_back(make_candidate(
       "ring",
       [&]() -> std::optional<Algorithm> {
-        return synth::make_baseline(synth::BaselineKind::kRing, collective, topology);
+        std::optional<Algorithm> ring = reference_ring(collective, topology);
+        if (!ring) throw UserError("", "collective", "the ring baseline does not build it");
+        return ring;
       },
-      topology, sizes));
+      topology, instances, sizes));
   out.push_back(make_candidate(
       "tacos",
       [&]() -> std::optional<Algorithm> {
@@ -127,12 +133,12 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
         options.bytes = parse_bytes(o.synth_size, "--synth-size");
         return synth::synthesize_tacos(topology, collective, options).algorithm;
       },
-      topology, sizes));
+      topology, instances, sizes));
   ScclFrontier sccl(collective, topology, o);
   out.push_back(make_candidate(
-      "sccl-lat", [&] { return sccl.point(false); }, topology, sizes));
+      "sccl-lat", [&] { return sccl.point(false); }, topology, instances, sizes));
   out.push_back(make_candidate(
-      "sccl-bw", [&] { return sccl.point(true); }, topology, sizes));
+      "sccl-bw", [&] { return sccl.point(true); }, topology, instances, sizes));
   if (!o.sketch.empty()) {
     out.push_back(make_candidate(
         "taccl",
@@ -143,7 +149,7 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
           const synth::Sketch sketch = synth::read_sketch_file(o.sketch);
           return synth::synthesize_taccl(topology, sketch, collective.kind, options).algorithm;
         },
-        topology, sizes));
+        topology, instances, sizes));
   }
   return out;
 }
@@ -240,6 +246,10 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--synth-size", o->synth_size, "message size TACOS optimizes for")
       ->capture_default_str();
   cmd->add_option("--sketch", o->sketch, "TACCL communication sketch; adds a TACCL candidate");
+  cmd->add_option("--instances", o->instances,
+                  "compiler instance counts tried for every algorithm; the fastest per size wins")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--time-limit", o->time_limit_s, "per-solver time limit, seconds")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -4,6 +4,7 @@
 // against the lower bound. Shared by `synth`, `demo` and `baseline`.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct SizedResult {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;
+  int instances = 1;  // compiler instances of the program simulated
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
@@ -42,6 +44,20 @@ struct Evaluated {
 Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
                    const compiler::CompileOptions& options, const std::vector<int64_t>& sizes);
 
+/// The reference every result is compared with, like NCCL's ring with one channel per ring: the
+/// ring baseline over all edge-disjoint rings of `topology` (at most 16), one chunk per ring, for
+/// the same collective kind and root. nullopt where the ring baseline does not apply (rooted
+/// kinds) or `collective` is custom.
+std::optional<Algorithm> reference_ring(const Collective& collective, const Topology& topology);
+
+/// Evaluates `algorithm` compiled with each of `instances` (compile options otherwise as given)
+/// and keeps, per size, the fastest correct variant: the result's program is the first variant,
+/// its `results[i].instances` says which variant won at size i. Variants over the runtime's
+/// limits are left out; with none left the first variant's failure is returned.
+Evaluated evaluate_instances(const Algorithm& algorithm, const Topology& topology,
+                             compiler::CompileOptions options, const std::vector<int>& instances,
+                             const std::vector<int64_t>& sizes);
+
 /// JSON for one evaluated program: verification status, per-size results.
 nlohmann::json to_json(const Evaluated& evaluated);
 
@@ -49,6 +65,7 @@ nlohmann::json to_json(const Evaluated& evaluated);
 struct BestAtSize {
   int64_t bytes = 0;
   int best = -1;                // index into the evaluated programs
+  int instances = 1;            // compiler instances of the winning variant
   double time_us = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;

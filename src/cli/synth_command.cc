@@ -13,7 +13,6 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/msccl_xml.h"
-#include "ccsynth/synth/baselines.h"
 #include "ccsynth/topologies/library.h"
 #include "cli/pipeline.h"
 
@@ -40,16 +39,16 @@ compiler::CompileOptions compile_options(const SynthCommonOptions& o, const std:
   return options;
 }
 
-// The ring baseline for the same collective, or nullptr when ring does not apply.
+// The reference ring (reference_ring()), or nullptr when ring does not apply.
 std::unique_ptr<Evaluated> ring_reference(const Algorithm& algorithm, const Topology& topology,
                                           const compiler::CompileOptions& options,
                                           const std::vector<int64_t>& sizes) {
-  const auto kind = synth::BaselineKind::kRing;
-  if (!synth::baseline_applies(kind, algorithm.collective, topology)) return nullptr;
-  const Algorithm ring = synth::make_baseline(kind, algorithm.collective, topology);
+  const std::optional<Algorithm> ring = reference_ring(algorithm.collective, topology);
+  if (!ring) return nullptr;
   auto ring_options = options;
   ring_options.name = "ring";
-  return std::make_unique<Evaluated>(evaluate(ring, topology, ring_options, sizes));
+  ring_options.instances = 1;
+  return std::make_unique<Evaluated>(evaluate(*ring, topology, ring_options, sizes));
 }
 
 int print_failure(const SynthOutcome& outcome, const SynthCommonOptions& o) {

@@ -176,7 +176,7 @@ void add_verify_command(CLI::App& app, CommandResult& result) {
       ->required();
   cmd->add_flag("--json", options->json,
                 "Print one JSON document (ccsynth-verification, formats/ccsynth-json.md)");
-  cmd->add_option("--collective", options->collective,
+  cmd->add_option("--collective,-c", options->collective,
                   "Collective to check against: a built-in name (allgather, ..., alltonext) or "
                   "a collective JSON file (default: implied by the file's coll and buffer sizes; "
                   "required for coll=\"custom\")");
