@@ -248,6 +248,7 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--sketch", o->sketch, "TACCL communication sketch; adds a TACCL candidate");
   cmd->add_option("--instances", o->instances,
                   "compiler instance counts tried for every algorithm; the fastest per size wins")
+      ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->add_option("--time-limit", o->time_limit_s, "per-solver time limit, seconds")

@@ -1,0 +1,274 @@
+// End-to-end tests of the `ccsynth` executable: each runs the real binary, checks its exit code
+// and parses its --json output; every XML it writes is checked again with `ccsynth verify`.
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kCli = CCSYNTH_CLI;
+const std::string kSource = CCSYNTH_SOURCE_DIR;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+  json doc() const { return json::parse(out); }
+};
+
+// A scratch directory per test, removed afterwards.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("ccsynth_cli_" + std::string(info->name()) + "_" +
+                                        std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+
+  // Runs `ccsynth ARGS`, capturing stdout and stderr.
+  CliRun run(const std::string& args) const {
+    const std::string err_file = path("stderr.txt");
+    const std::string command = kCli + " " + args + " 2>" + err_file;
+    CliRun result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    EXPECT_NE(pipe, nullptr);
+    if (!pipe) return result;
+    std::array<char, 4096> buffer{};
+    size_t n = 0;
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(err_file);
+    std::stringstream ss;
+    ss << err.rdbuf();
+    result.err = ss.str();
+    return result;
+  }
+
+  // `ccsynth verify FILE --json` must say ok.
+  void expect_verified(const std::string& xml) const {
+    const CliRun v = run("verify " + xml + " --json");
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    EXPECT_TRUE(v.doc()["ok"].get<bool>()) << v.out;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, HelpListsEveryVerb) {
+  const CliRun r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* verb : {"demo", "topo", "synth", "verify", "simulate", "bounds", "compile",
+                           "baseline", "pareto"}) {
+    EXPECT_NE(r.out.find(std::string("  ") + verb + " "), std::string::npos) << verb;
+  }
+}
+
+TEST_F(Cli, NoVerbAndUnknownFlagAreBadInput) {
+  EXPECT_EQ(run("").exit_code, 2);
+  EXPECT_EQ(run("synth --method tacos -t dgx1 --no-such-flag").exit_code, 2);
+}
+
+TEST_F(Cli, BaselineVerifySimulateChain) {
+  const std::string xml = path("ring.xml");
+  const CliRun b = run("baseline --algo ring -c allgather -t dgx1 --chunks 6 -o " + xml);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  expect_verified(xml);
+  const CliRun s = run("simulate " + xml + " -t dgx1 --sizes 1K,1G --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const json results = s.doc()["results"];
+  ASSERT_EQ(results.size(), 2u);
+  for (const json& r : results) {
+    EXPECT_GE(r["time_us"].get<double>(), r["lower_bound_us"].get<double>() * 0.999) << r;
+  }
+  // Six rings on DGX-1's six lanes per GPU come within 10% of the bandwidth bound at 1 GB.
+  EXPECT_LT(results[1]["time_us"].get<double>(), 1.1 * results[1]["lower_bound_us"].get<double>());
+}
+
+TEST_F(Cli, BoundsMatchTheClosedForm) {
+  const CliRun r = run("bounds -t dgx1 -c allgather --size 1M --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // 7 MB into each GPU over 6 NVLink lanes of 46 us/MB, plus one alpha of 0.7 us.
+  EXPECT_NEAR(r.doc()["bandwidth_bound_us"].get<double>(), 7.0 * 46 / 6 + 0.7, 0.05);
+}
+
+TEST_F(Cli, CompileWritesAVerifiedProgram) {
+  const std::string xml = path("c.xml");
+  const CliRun r =
+      run("compile " + kSource + "/examples/algorithms/ring_allgather_4.json -o " + xml + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.doc()["collective"], "allgather");
+  expect_verified(xml);
+}
+
+TEST_F(Cli, VerifyReportsADefectWithExitOne) {
+  const CliRun r =
+      run("verify " + kSource + "/tests/golden/xml/defect_rs_ag_scratch_uninit.executor.xml --json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.doc()["ok"].get<bool>());
+  EXPECT_FALSE(r.doc()["violations"].empty());
+}
+
+TEST_F(Cli, VerifyFindsAStepRemovedFromAGoodProgram) {
+  std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  // Drop the first send: its receiver then waits forever.
+  const size_t s = text.find("type=\"s\"");
+  ASSERT_NE(s, std::string::npos);
+  const size_t begin = text.rfind("<step", s);
+  const size_t end = text.find("/>", s) + 2;
+  text.erase(begin, end - begin);
+  write("broken.xml", text);
+  const CliRun r = run("verify " + path("broken.xml"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, MalformedXmlIsBadInputNamingTheFile) {
+  write("bad.xml", "<algo name='x' ngpus='2'><gpu id='0'>");
+  const CliRun r = run("verify " + path("bad.xml"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.xml"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MalformedTopologyJsonIsBadInputNamingTheFile) {
+  write("topo.json", "{\"format\": \"ccsynth-topology\", \"ranks\": ");
+  const CliRun r = run("synth --method tacos -t " + path("topo.json"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("topo.json"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnknownTopologyMethodAndSizeAreBadInput) {
+  const CliRun topo = run("synth --method tacos -t nosuch");
+  EXPECT_EQ(topo.exit_code, 2);
+  EXPECT_NE(topo.err.find("dgx1"), std::string::npos) << "lists the known names: " << topo.err;
+  const CliRun method = run("synth --method magic -t dgx1");
+  EXPECT_EQ(method.exit_code, 2);
+  EXPECT_NE(method.err.find("--method"), std::string::npos) << method.err;
+  const CliRun size = run("synth --method tacos -t dgx1 --size lots");
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("--size"), std::string::npos) << size.err;
+}
+
+// Every method's output: ok, verified, never faster than the lower bound, XML verifies again.
+void expect_synthesized(const CliRun& r) {
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = r.doc();
+  EXPECT_EQ(doc["format"], "ccsynth-synthesis");
+  EXPECT_TRUE(doc["ok"].get<bool>());
+  const json result = doc["program"]["results"][0];
+  EXPECT_GE(result["ratio_to_bound"].get<double>(), 0.999) << result;
+  EXPECT_TRUE(doc["ring_baseline"]["ok"].get<bool>());
+}
+
+TEST_F(Cli, SynthTacosAllreduceOnMesh) {
+  const std::string xml = path("tacos.xml");
+  const CliRun r = run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
+  expect_synthesized(r);
+  expect_verified(xml);
+}
+
+TEST_F(Cli, SynthScclAllgatherOnDgx1) {
+  const std::string xml = path("sccl.xml");
+  const CliRun r =
+      run("synth --method sccl -t dgx1 --chunks 2 --steps 2 --rounds 3 --json -o " + xml);
+  expect_synthesized(r);
+  EXPECT_EQ(r.doc()["program"]["steps"], 2);
+  expect_verified(xml);
+}
+
+TEST_F(Cli, SynthScclReportsUnsatisfiableWithExitOne) {
+  // One step cannot reach DGX-1's second-hop neighbours.
+  const CliRun r = run("synth --method sccl -t dgx1 --steps 1 --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_FALSE(r.doc()["ok"].get<bool>());
+  EXPECT_EQ(r.doc()["status"], "infeasible");
+}
+
+TEST_F(Cli, SynthTacclWithShippedSketch) {
+  const std::string xml = path("taccl.xml");
+  const CliRun r = run("synth --method taccl -t ndv2x2 --sketch " + kSource +
+                       "/examples/sketches/ndv2-sk-1.json --time-limit 20 --json -o " + xml);
+  expect_synthesized(r);
+  expect_verified(xml);
+}
+
+TEST_F(Cli, SynthTacclWithoutSketchIsBadInput) {
+  const CliRun r = run("synth --method taccl -t ndv2x2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--sketch"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, SynthWithInstancesVerifiesAgainstTheSplitCollective) {
+  const std::string xml = path("inst.xml");
+  const CliRun r = run("synth --method tacos -t ring:4 --instances 2 --json -o " + xml);
+  expect_synthesized(r);
+  expect_verified(xml);
+}
+
+TEST_F(Cli, DemoFindsTheBestPerSizeAndNeverBeatsTheBound) {
+  const std::string dir = path("programs");
+  const CliRun r = run("demo -t ring:4 --sizes 1K,64M --instances 1,2 --json --output-dir " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json doc = r.doc();
+  EXPECT_TRUE(doc["ok"].get<bool>());
+  ASSERT_EQ(doc["best"].size(), 2u);
+  for (const json& best : doc["best"]) {
+    EXPECT_GE(best["ratio_to_bound"].get<double>(), 0.999) << best;
+    EXPECT_GE(best["speedup_vs_ring"].get<double>(), 1.0) << best;
+  }
+  int written = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    expect_verified(entry.path().string());
+    ++written;
+  }
+  EXPECT_GE(written, 3);  // ring, tacos, sccl at least
+}
+
+TEST_F(Cli, DemoTableNamesEveryCandidate) {
+  const CliRun r = run("demo -t ring:4 --sizes 1M");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"ring", "tacos", "sccl-lat", "sccl-bw", "vs bound"}) {
+    EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;
+  }
+}
+
+TEST_F(Cli, TopoShowSummarizesABuiltin) {
+  const CliRun r = run("topo show dgx1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.doc()["ranks"], 8);
+  EXPECT_EQ(r.doc()["links"], 32);
+}
+
+TEST_F(Cli, ParetoOnARingReachesTheBandwidthBound) {
+  const CliRun r = run("pareto -t ring:4 -c allgather --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json frontier = r.doc()["frontier"];
+  ASSERT_FALSE(frontier.empty());
+  EXPECT_TRUE(frontier.back()["bandwidth_optimal"].get<bool>());
+  EXPECT_DOUBLE_EQ(frontier.back()["bandwidth_cost"].get<double>(), 1.5);  // 3 chunks over 2 links
+}
+
+}  // namespace
