@@ -97,15 +97,14 @@ std::vector<std::vector<int>> Topology::out_neighbors() const {
   return out;
 }
 
-std::vector<int> Topology::hop_distances_from(int src) const {
-  const auto neighbors = out_neighbors();
-  std::vector<int> dist(num_ranks, -1);
+std::vector<int> bfs_hop_distances(const std::vector<std::vector<int>>& adjacency, int src) {
+  std::vector<int> dist(adjacency.size(), -1);
   std::deque<int> queue{src};
   dist[src] = 0;
   while (!queue.empty()) {
     const int u = queue.front();
     queue.pop_front();
-    for (int v : neighbors[u]) {
+    for (int v : adjacency[u]) {
       if (dist[v] < 0) {
         dist[v] = dist[u] + 1;
         queue.push_back(v);
@@ -113,6 +112,10 @@ std::vector<int> Topology::hop_distances_from(int src) const {
     }
   }
   return dist;
+}
+
+std::vector<int> Topology::hop_distances_from(int src) const {
+  return bfs_hop_distances(out_neighbors(), src);
 }
 
 int Topology::diameter() const {

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -103,20 +102,7 @@ std::vector<std::pair<int, int>> BandwidthModel::edges() const {
 std::vector<int> BandwidthModel::hop_distances_from(int src) const {
   std::vector<std::vector<int>> adj(num_ranks);
   for (const auto& [a, b] : edges()) adj[a].push_back(b);
-  std::vector<int> dist(num_ranks, -1);
-  std::deque<int> queue{src};
-  dist[src] = 0;
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (int v : adj[u]) {
-      if (dist[v] < 0) {
-        dist[v] = dist[u] + 1;
-        queue.push_back(v);
-      }
-    }
-  }
-  return dist;
+  return bfs_hop_distances(adj, src);
 }
 
 BandwidthModel bandwidth_model(const Topology& topology) {

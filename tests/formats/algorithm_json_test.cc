@@ -6,21 +6,16 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/verify/verify_algorithm.h"
+#include "../compiler/test_algorithms.h"
 
 namespace ccsynth::formats {
 namespace {
 
+// The shared reference ring allreduce, named as a file would name it.
 Algorithm ring_allreduce(int n) {
-  Algorithm a;
+  Algorithm a = compiler::testing::ring_allreduce(n, 1);
   a.name = "ring";
   a.topology = "ring:" + std::to_string(n);
-  a.collective = make_collective(CollectiveKind::kAllReduce, n);
-  for (int s = 0; s < n - 1; ++s)
-    for (int r = 0; r < n; ++r)
-      a.ops.push_back({((r - s - 1) % n + n) % n, r, (r + 1) % n, OpKind::kReduce, s});
-  for (int s = 0; s < n - 1; ++s)
-    for (int r = 0; r < n; ++r)
-      a.ops.push_back({((r - s) % n + n) % n, r, (r + 1) % n, OpKind::kCopy, n - 1 + s});
   return a;
 }
 

@@ -6,6 +6,7 @@
 
 #include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
+#include "../verify/test_programs.h"
 
 namespace ccsynth::sim::testing {
 
@@ -38,19 +39,8 @@ inline Topology switch_topology(int n, double alpha_us, double port_beta_us_per_
   return t;
 }
 
-inline Step make_step(StepType type, Buffer src, int src_off, Buffer dst, int dst_off,
-                      int count = 1) {
-  Step s;
-  s.type = type;
-  s.src_buffer = src;
-  s.src_offset = src_off;
-  s.dst_buffer = dst;
-  s.dst_offset = dst_off;
-  s.count = count;
-  return s;
-}
-
-inline int mod(int a, int n) { return ((a % n) + n) % n; }
+using ccsynth::testing::make_step;
+using ccsynth::testing::mod;
 
 /// Ring allgather (out of place, one input chunk per rank split into `instances` chunks that
 /// go round the ring on `instances` channels in parallel). Rank r sends to r+1.

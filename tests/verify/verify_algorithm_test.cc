@@ -2,31 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "../compiler/test_algorithms.h"
+
 namespace ccsynth::verify {
 namespace {
 
-// Ring allgather on n ranks: at step s, rank r forwards chunk (r - s) mod n to r + 1.
-Algorithm ring_allgather(int n) {
-  Algorithm a;
-  a.name = "ring";
-  a.collective = make_collective(CollectiveKind::kAllGather, n);
-  for (int s = 0; s < n - 1; ++s)
-    for (int r = 0; r < n; ++r) a.ops.push_back({((r - s) % n + n) % n, r, (r + 1) % n, OpKind::kCopy, s});
-  return a;
-}
-
-// Ring allreduce = ring reducescatter then ring allgather.
-Algorithm ring_allreduce(int n) {
-  Algorithm a;
-  a.collective = make_collective(CollectiveKind::kAllReduce, n);
-  for (int s = 0; s < n - 1; ++s)
-    for (int r = 0; r < n; ++r)
-      a.ops.push_back({((r - s - 1) % n + n) % n, r, (r + 1) % n, OpKind::kReduce, s});
-  for (int s = 0; s < n - 1; ++s)
-    for (int r = 0; r < n; ++r)
-      a.ops.push_back({((r - s) % n + n) % n, r, (r + 1) % n, OpKind::kCopy, n - 1 + s});
-  return a;
-}
+// The shared reference rings (tests/compiler/test_algorithms.h), one chunk per rank.
+Algorithm ring_allgather(int n) { return compiler::testing::ring_allgather(n, 1); }
+Algorithm ring_allreduce(int n) { return compiler::testing::ring_allreduce(n, 1); }
 
 TEST(VerifyAlgorithm, RingAllGatherIsCorrect) {
   for (int n : {2, 3, 8}) EXPECT_TRUE(verify_algorithm(ring_allgather(n)).ok()) << n;

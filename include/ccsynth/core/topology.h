@@ -86,4 +86,8 @@ void validate(const Topology& topology, const std::string& file = "");
 /// Human-readable multi-line summary (for debugging and test failure messages).
 std::ostream& operator<<(std::ostream& os, const Topology& topology);
 
+/// Breadth-first hop distances from `src` over `adjacency` (adjacency[u]: successors of u);
+/// -1 where unreachable. Shared by Topology and the SCCL bandwidth model.
+std::vector<int> bfs_hop_distances(const std::vector<std::vector<int>>& adjacency, int src);
+
 }  // namespace ccsynth
