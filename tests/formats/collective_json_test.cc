@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "json_error_case.h"
+
 #include <cstdio>
 #include <fstream>
 
@@ -57,57 +59,44 @@ TEST(CollectiveJson, OptionalFieldsDefault) {
   EXPECT_EQ(c.chunks[1].post, (std::vector<Slot>{{0, 0}}));
 }
 
-struct ErrorCase {
-  std::string label;
-  std::function<void(Json&)> edit;
-  std::string field;
-  std::string reason_part;
-};
+using testing::JsonErrorCase;
 
-class CollectiveErrors : public ::testing::TestWithParam<ErrorCase> {};
+class CollectiveErrors : public ::testing::TestWithParam<JsonErrorCase> {};
 
 TEST_P(CollectiveErrors, NameFileFieldAndReason) {
-  const ErrorCase& c = GetParam();
-  Json doc = minimal();
-  c.edit(doc);
-  try {
-    collective_from_json(doc, "bad.json");
-    FAIL() << "no error for " << c.label;
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.file(), "bad.json");
-    EXPECT_EQ(e.field(), c.field);
-    EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
-  }
+  testing::expect_json_error(GetParam(), minimal(), [](const Json& doc, const std::string& file) {
+    collective_from_json(doc, file);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(
     All, CollectiveErrors,
     ::testing::Values(
-        ErrorCase{"unknown_rank", [](Json& d) { d["chunks"][0]["post"][0][0] = 9; },
+        JsonErrorCase{"unknown_rank", [](Json& d) { d["chunks"][0]["post"][0][0] = 9; },
                   "chunks[0].post", "unknown rank 9"},
-        ErrorCase{"index_out_of_buffer", [](Json& d) { d["chunks"][1]["pre"][0][1] = 1; },
+        JsonErrorCase{"index_out_of_buffer", [](Json& d) { d["chunks"][1]["pre"][0][1] = 1; },
                   "chunks[1].pre", "outside buffer"},
-        ErrorCase{"two_pre_not_combining",
+        JsonErrorCase{"two_pre_not_combining",
                   [](Json& d) { d["chunks"][0]["pre"].push_back(Json::array({1, 0})); },
                   "chunks[0].pre", "exactly one"},
-        ErrorCase{"output_claimed_twice",
+        JsonErrorCase{"output_claimed_twice",
                   [](Json& d) { d["chunks"][1]["post"][0] = Json::array({1, 0}); },
                   "chunks[1].post", "claimed by two chunks"},
-        ErrorCase{"bad_slot", [](Json& d) { d["chunks"][0]["pre"][0] = Json::array({0}); },
+        JsonErrorCase{"bad_slot", [](Json& d) { d["chunks"][0]["pre"][0] = Json::array({0}); },
                   "chunks[0].pre[0]", "[rank, index]"},
-        ErrorCase{"empty_pre", [](Json& d) { d["chunks"][0]["pre"] = Json::array(); },
+        JsonErrorCase{"empty_pre", [](Json& d) { d["chunks"][0]["pre"] = Json::array(); },
                   "chunks[0].pre", "starts nowhere"},
-        ErrorCase{"kind_mismatch", [](Json& d) { d["kind"] = "allgather"; }, "kind",
+        JsonErrorCase{"kind_mismatch", [](Json& d) { d["kind"] = "allgather"; }, "kind",
                   "do not match the built-in allgather"},
-        ErrorCase{"unknown_kind", [](Json& d) { d["kind"] = "allsort"; }, "kind",
+        JsonErrorCase{"unknown_kind", [](Json& d) { d["kind"] = "allsort"; }, "kind",
                   "unknown collective"},
-        ErrorCase{"zero_ranks", [](Json& d) { d["ranks"] = 0; }, "ranks", "must be >= 1"},
-        ErrorCase{"root_out_of_range", [](Json& d) { d["root"] = 2; }, "root", "not a rank"},
-        ErrorCase{"unknown_key", [](Json& d) { d["chunk"] = 1; }, "chunk", "unknown key"},
-        ErrorCase{"unknown_chunk_key", [](Json& d) { d["chunks"][0]["via"] = 1; },
+        JsonErrorCase{"zero_ranks", [](Json& d) { d["ranks"] = 0; }, "ranks", "must be >= 1"},
+        JsonErrorCase{"root_out_of_range", [](Json& d) { d["root"] = 2; }, "root", "not a rank"},
+        JsonErrorCase{"unknown_key", [](Json& d) { d["chunk"] = 1; }, "chunk", "unknown key"},
+        JsonErrorCase{"unknown_chunk_key", [](Json& d) { d["chunks"][0]["via"] = 1; },
                   "chunks[0].via", "unknown key"},
-        ErrorCase{"missing_chunks", [](Json& d) { d.erase("chunks"); }, "chunks", "missing"},
-        ErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-topology"; }, "format",
+        JsonErrorCase{"missing_chunks", [](Json& d) { d.erase("chunks"); }, "chunks", "missing"},
+        JsonErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-topology"; }, "format",
                   "ccsynth-collective"}),
     [](const auto& info) { return info.param.label; });
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "json_error_case.h"
+
 #include <cstdio>
 #include <fstream>
 
@@ -66,74 +68,61 @@ TEST(TopologyJson, ReadsFieldsAndDefaults) {
   EXPECT_DOUBLE_EQ(t.links[1].beta_us_per_mb, 46.0);
 }
 
-struct ErrorCase {
-  std::string label;
-  std::function<void(Json&)> edit;
-  std::string field;
-  std::string reason_part;
-};
+using testing::JsonErrorCase;
 
-class Errors : public ::testing::TestWithParam<ErrorCase> {};
+class Errors : public ::testing::TestWithParam<JsonErrorCase> {};
 
 TEST_P(Errors, NameFileFieldAndReason) {
-  const ErrorCase& c = GetParam();
-  Json doc = two_ranks();
-  c.edit(doc);
-  try {
-    topology_from_json(doc, "bad.json");
-    FAIL() << "no error for " << c.label;
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.file(), "bad.json");
-    EXPECT_EQ(e.field(), c.field);
-    EXPECT_NE(e.reason().find(c.reason_part), std::string::npos) << e.what();
-  }
+  testing::expect_json_error(GetParam(), two_ranks(), [](const Json& doc, const std::string& file) {
+    topology_from_json(doc, file);
+  });
 }
 
 INSTANTIATE_TEST_SUITE_P(
     All, Errors,
     ::testing::Values(
-        ErrorCase{"unknown_rank", [](Json& d) { d["links"][1]["dst"] = 5; }, "links[1].dst",
+        JsonErrorCase{"unknown_rank", [](Json& d) { d["links"][1]["dst"] = 5; }, "links[1].dst",
                   "unknown rank 5"},
-        ErrorCase{"zero_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = 0; },
+        JsonErrorCase{"zero_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = 0; },
                   "links[0]", "bandwidth must be positive"},
-        ErrorCase{"negative_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = -3.0; },
+        JsonErrorCase{"negative_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = -3.0; },
                   "links[0]", "bandwidth must be positive"},
-        ErrorCase{"duplicate_link",
+        JsonErrorCase{"duplicate_link",
                   [](Json& d) { d["links"].push_back(d["links"][0]); }, "links[2]",
                   "duplicate link 0 -> 1"},
-        ErrorCase{"unreachable",
+        JsonErrorCase{"unreachable",
                   [](Json& d) {
                     d["ranks"] = 3;
                     d["nodes"] = Json::parse("[[0, 1, 2]]");
                   },
                   "links", "rank 2 is unreachable"},
-        ErrorCase{"zero_lanes", [](Json& d) { d["links"][0]["lanes"] = 0; }, "links[0].lanes",
+        JsonErrorCase{"zero_lanes", [](Json& d) { d["links"][0]["lanes"] = 0; }, "links[0].lanes",
                   "must be >= 1"},
-        ErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]",
+        JsonErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]",
                   "itself"},
-        ErrorCase{"switch_unknown_rank",
+        JsonErrorCase{"switch_unknown_rank",
                   [](Json& d) {
                     d["switches"] = Json::parse(
                         R"([{"name": "s", "ranks": [0, 7], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
                   },
                   "switches[0].ranks", "unknown rank 7"},
-        ErrorCase{"switch_rank_not_int",
+        JsonErrorCase{"switch_rank_not_int",
                   [](Json& d) {
                     d["switches"] = Json::parse(
                         R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
                   },
                   "switches[0].ranks", "not an integer rank"},
-        ErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
+        JsonErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
                   "nodes[0]", "unknown rank 2"},
-        ErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
+        JsonErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
                   "links[0].alpha_us", "missing"},
-        ErrorCase{"wrong_type", [](Json& d) { d["ranks"] = "two"; }, "ranks", "integer"},
-        ErrorCase{"unknown_key", [](Json& d) { d["link"] = 1; }, "link", "unknown key"},
-        ErrorCase{"unknown_link_key", [](Json& d) { d["links"][0]["bw"] = 1; }, "links[0].bw",
+        JsonErrorCase{"wrong_type", [](Json& d) { d["ranks"] = "two"; }, "ranks", "integer"},
+        JsonErrorCase{"unknown_key", [](Json& d) { d["link"] = 1; }, "link", "unknown key"},
+        JsonErrorCase{"unknown_link_key", [](Json& d) { d["links"][0]["bw"] = 1; }, "links[0].bw",
                   "unknown key"},
-        ErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-algorithm"; }, "format",
+        JsonErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-algorithm"; }, "format",
                   "ccsynth-topology"},
-        ErrorCase{"future_version", [](Json& d) { d["version"] = 2; }, "version",
+        JsonErrorCase{"future_version", [](Json& d) { d["version"] = 2; }, "version",
                   "not supported"}),
     [](const auto& info) { return info.param.label; });
 
