@@ -19,6 +19,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/solvers/milp.h"
 #include "ccsynth/synth/taccl.h"
+#include "taccl_detail.h"
 
 namespace ccsynth::synth {
 
@@ -385,15 +386,7 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
     if (consistent) mo.mip_start = std::move(start);
   }
   const solvers::MilpResult r = solvers::solve_milp(model_, mo);
-  if (report) {
-    report->name = "routing";
-    report->seconds = r.seconds;
-    report->status = solvers::to_string(r.status);
-    report->gap = r.has_solution ? r.gap : 0.0;
-    report->variables = model_.num_vars();
-    report->rows = model_.num_rows();
-    report->integers = model_.num_integer();
-  }
+  detail::report_milp_stage(report, "routing", r, model_);
   if (!r.has_solution) {
     Routing fallback = extract(greedy);
     if (report) report->status += " (greedy routing used)";

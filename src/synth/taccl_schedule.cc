@@ -10,6 +10,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/solvers/milp.h"
 #include "ccsynth/synth/taccl.h"
+#include "taccl_detail.h"
 
 namespace ccsynth::synth {
 
@@ -430,15 +431,7 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   mo.log_level = options.solver_log_level;
   mo.mip_start = start;
   const solvers::MilpResult r = solvers::solve_milp(m, mo);
-  if (report) {
-    report->name = "scheduling";
-    report->seconds = r.seconds;
-    report->status = solvers::to_string(r.status);
-    report->gap = r.has_solution ? r.gap : 0.0;
-    report->variables = m.num_vars();
-    report->rows = m.num_rows();
-    report->integers = m.num_integer();
-  }
+  detail::report_milp_stage(report, "scheduling", r, m);
   if (!r.has_solution) {
     if (report) {
       report->status += " (greedy schedule used)";

@@ -1,0 +1,24 @@
+#pragma once
+// Internals shared by the TACCL stages (taccl_routing.cc, taccl_schedule.cc).
+
+#include <string>
+
+#include "ccsynth/solvers/milp.h"
+#include "ccsynth/synth/taccl.h"
+
+namespace ccsynth::synth::detail {
+
+/// Fills `report` (when not null) with what the MILP stage `name` did.
+inline void report_milp_stage(StageReport* report, const std::string& name,
+                              const solvers::MilpResult& result, const solvers::MilpModel& model) {
+  if (!report) return;
+  report->name = name;
+  report->seconds = result.seconds;
+  report->status = solvers::to_string(result.status);
+  report->gap = result.has_solution ? result.gap : 0.0;
+  report->variables = model.num_vars();
+  report->rows = model.num_rows();
+  report->integers = model.num_integer();
+}
+
+}  // namespace ccsynth::synth::detail
