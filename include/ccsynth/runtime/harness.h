@@ -1,0 +1,67 @@
+#pragma once
+// Running a Program on freshly allocated NCCL-layout buffers: random inputs, timing over
+// iterations, and the correctness check against a directly computed reference of the
+// collective (docs/runtime.md "Checking"). Used by `ccsynth run`, the tests and the bench.
+
+#include <cstdint>
+#include <string>
+
+#include "ccsynth/core/collective.h"
+#include "ccsynth/core/program.h"
+#include "ccsynth/runtime/cpu_executor.h"
+
+namespace ccsynth::runtime {
+
+/// Options of run_program.
+struct HarnessOptions {
+  ExecOptions exec;
+  /// In-place call (NCCL layout: one buffer per rank, the smaller of input and output aliased
+  /// inside the larger one, see core/program.h input_location). Requires program.inplace;
+  /// out-of-place requires program.outofplace.
+  bool inplace = false;
+  bool check = false;  // compare the outputs of the first run with the reference
+  int warmup = 0;      // untimed runs before the timed ones
+  int iters = 1;       // timed runs
+  uint64_t seed = 1;   // of the random inputs
+  /// The collective the program implements; nullptr = verify::collective_of(program). Custom
+  /// programs without a collective can run (buffers sized from the program) but not be checked.
+  const Collective* collective = nullptr;
+};
+
+/// Outcome of run_program. ok = false when a run failed (deadlock, timeout, count mismatch:
+/// `message` names the waiting steps) or the check found wrong outputs (`message` names the
+/// first wrong elements).
+struct HarnessResult {
+  bool ok = true;
+  std::string message;
+  int64_t bytes = 0;        // per-rank input bytes
+  int64_t chunk_elems = 0;  // elements of one chunk
+  int slices = 0;
+  int workers = 0;
+  double time_us = 0.0;      // mean over the timed runs
+  double min_time_us = 0.0;  // fastest timed run
+  bool checked = false;
+  int64_t checked_elements = 0;  // output elements compared
+  int64_t mismatches = 0;
+  double max_error = 0.0;  // largest |got - expected| among floating-point elements
+};
+
+/// Elements of one chunk when every rank's input is `bytes` bytes of `dtype` split into
+/// `input_chunks` chunks; throws UserError naming `field` when bytes is not a positive multiple
+/// of input_chunks * size_of(dtype).
+int64_t chunk_elements(int64_t bytes, int input_chunks, DataType dtype,
+                       const std::string& field = "bytes");
+
+/// Runs `program` with `bytes` per-rank input bytes (apis.md size convention). Throws UserError
+/// for bad input (bytes not divisible, an in-place request for an out-of-place-only program,
+/// a check of a custom program without a collective, a program whose ranks differ from the
+/// collective's).
+HarnessResult run_program(const Program& program, int64_t bytes, const HarnessOptions& options);
+/// The same with an already prepared executor (reuses its scratch and FIFO memory).
+HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOptions& options);
+
+/// Copy bandwidth of this machine: the best of `iters` std::memcpy calls of `bytes` bytes
+/// between two buffers (after one untimed warm-up copy), in GB/s (1e9 bytes copied per second).
+double measure_memcpy_gbps(int64_t bytes, int iters = 10);
+
+}  // namespace ccsynth::runtime

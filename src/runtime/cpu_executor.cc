@@ -1,0 +1,691 @@
+#include "ccsynth/runtime/cpu_executor.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+#include "ccsynth/core/error.h"
+#include "kernels.h"
+
+namespace ccsynth::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// NCCL's per-slot data bytes (sim::SimOptions uses the same numbers): Simple 4 MiB / 8 slots,
+// LL128 120/128 of 4.5 MiB / 8, LL 256 KiB / 8 at half density.
+constexpr int64_t kSimpleSliceBytes = 512 * 1024;
+constexpr int64_t kLL128SliceBytes = 576000;
+constexpr int64_t kLLSliceBytes = 32 * 1024;
+constexpr int kMaxDescribed = 16;  // waiting steps listed in a deadlock message
+
+// Steps that read their local src operand / write their local dst operand.
+bool reads_src(StepType type) {
+  switch (type) {
+    case StepType::kSend:
+    case StepType::kRecvReduceSend:
+    case StepType::kRecvReduceCopy:
+    case StepType::kRecvReduceCopySend:
+    case StepType::kCopy:
+    case StepType::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool writes_dst(StepType type) {
+  switch (type) {
+    case StepType::kRecv:
+    case StepType::kRecvCopySend:
+    case StepType::kRecvReduceCopy:
+    case StepType::kRecvReduceCopySend:
+    case StepType::kCopy:
+    case StepType::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string where(int rank, int tb, int step) {
+  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
+         std::to_string(step) + "]";
+}
+
+// A FIFO connection (src rank, dst rank, channel): `slots` slots of slot_bytes each; messages
+// occupy slots head, head+1, ... (mod slots). `reserved` marks the slot a send is filling.
+struct Connection {
+  int src = 0;
+  int dst = 0;
+  int channel = 0;
+  int sender = -1;    // global threadblock index
+  int receiver = -1;  // global threadblock index
+  int max_count = 1;  // largest count of a step sending on it (sizes the slots)
+  // Run state.
+  int head = 0;
+  int published = 0;
+  bool reserved = false;
+  size_t slot_bytes = 0;
+  std::vector<std::byte> storage;
+  std::vector<int> msg_count;  // per slot: chunks of the message
+  std::vector<int> msg_step;   // per slot: the sender's step index
+};
+
+// One threadblock as a resumable state machine: `progress` counts finished step instances,
+// slice-major (instance p is step p % num_steps of slice p / num_steps, MSCCLang fig. 5).
+struct TbState {
+  int rank = 0;
+  int id = 0;
+  const Threadblock* tb = nullptr;
+  int in_conn = -1;
+  int out_conn = -1;
+  int num_steps = 0;
+  int64_t progress = 0;
+  int64_t total = 0;
+  bool queued = false;
+  bool running = false;
+  std::vector<int> dep_waiters;  // threadblocks blocked on this one's progress
+};
+
+// What keeps a threadblock from running its next step instance.
+enum class Block { kNone, kDependency, kReceive, kSend };
+
+// Resources a claimed step instance uses while it executes outside the lock.
+struct Claim {
+  int64_t instance = 0;
+  int in_slot = -1;
+  int out_slot = -1;
+};
+
+}  // namespace
+
+int slices_per_chunk(Protocol protocol, int64_t chunk_elems, DataType dtype,
+                     const ExecOptions& options) {
+  if (chunk_elems <= 0) return 1;
+  if (options.slices > 0) return static_cast<int>(std::min<int64_t>(options.slices, chunk_elems));
+  int64_t slice_bytes = options.slice_bytes;
+  if (slice_bytes <= 0) {
+    slice_bytes = protocol == Protocol::kLL      ? kLLSliceBytes
+                  : protocol == Protocol::kLL128 ? kLL128SliceBytes
+                                                 : kSimpleSliceBytes;
+  }
+  const int64_t max_elems = std::max<int64_t>(1, slice_bytes / static_cast<int64_t>(size_of(dtype)));
+  return static_cast<int>(std::min<int64_t>((chunk_elems + max_elems - 1) / max_elems, 1 << 30));
+}
+
+struct CpuExecutor::Impl {
+  Program program;
+  std::vector<TbState> tbs;
+  std::vector<int> first_tb;  // per rank: global index of its threadblock 0
+  std::vector<Connection> conns;
+  std::vector<std::vector<std::byte>> scratch;  // per rank, kept between runs
+
+  // State of the current run; everything below `mu` is guarded by it.
+  ExecOptions options;
+  size_t esize = 4;
+  int64_t chunk_elems = 0;
+  int slices = 1;
+  int64_t slice_elems = 0;
+  std::vector<std::array<std::byte*, 3>> bases;  // per rank: input, output, scratch
+  Clock::time_point deadline;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<int> ready;
+  int running = 0;
+  size_t finished = 0;
+  bool stop = false;
+  std::string error;
+  int64_t step_instances = 0;
+
+  explicit Impl(Program p) : program(std::move(p)) { build(); }
+
+  // ---- preparation -------------------------------------------------------------------------
+
+  [[noreturn]] void bad(const std::string& field, const std::string& reason) const {
+    throw UserError(program.name, field, reason);
+  }
+
+  void check_range(const GpuProgram& gpu, Buffer buffer, int offset, int count,
+                   const std::string& field, const char* which) const {
+    const int size = gpu.buffer_chunks(buffer);
+    if (offset < 0 || offset + count > size) {
+      bad(field, std::string(which) + " chunks [" + std::to_string(offset) + ", " +
+                     std::to_string(offset + count) + ") of buffer '" + to_char(buffer) +
+                     "' are outside its " + std::to_string(size) + " chunks");
+    }
+  }
+
+  int connection(std::map<std::tuple<int, int, int>, int>& index, int src, int dst, int channel) {
+    auto [it, inserted] = index.emplace(std::make_tuple(src, dst, channel), 0);
+    if (inserted) {
+      it->second = static_cast<int>(conns.size());
+      Connection c;
+      c.src = src;
+      c.dst = dst;
+      c.channel = channel;
+      conns.push_back(c);
+    }
+    return it->second;
+  }
+
+  void build() {
+    const int num_ranks = program.num_ranks;
+    if (num_ranks <= 0 || static_cast<int>(program.gpus.size()) != num_ranks) {
+      bad("ngpus", "the program has " + std::to_string(program.gpus.size()) +
+                       " gpu elements but ngpus = " + std::to_string(num_ranks));
+    }
+    std::map<std::tuple<int, int, int>, int> index;
+    for (int r = 0; r < num_ranks; ++r) {
+      const GpuProgram& gpu = program.gpus[r];
+      if (gpu.rank != r) bad("gpu[" + std::to_string(r) + "]", "gpu id is " + std::to_string(gpu.rank));
+      first_tb.push_back(static_cast<int>(tbs.size()));
+      for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
+        const Threadblock& tb = gpu.threadblocks[t];
+        const std::string field = "gpu[" + std::to_string(r) + "]/tb[" + std::to_string(t) + "]";
+        if (tb.id != t) bad(field, "threadblock ids must be 0, 1, ... in order");
+        for (int peer : {tb.send_peer, tb.recv_peer}) {
+          if (peer < -1 || peer >= num_ranks || peer == r) {
+            bad(field, "peer " + std::to_string(peer) + " is not another rank of 0.." +
+                           std::to_string(num_ranks - 1));
+          }
+        }
+        if (tb.channel < 0) bad(field, "negative channel");
+        TbState state;
+        state.rank = r;
+        state.id = t;
+        state.tb = &tb;
+        state.num_steps = static_cast<int>(tb.steps.size());
+        const int global = static_cast<int>(tbs.size());
+        if (tb.send_peer >= 0) {
+          state.out_conn = connection(index, r, tb.send_peer, tb.channel);
+          Connection& c = conns[state.out_conn];
+          if (c.sender >= 0) {
+            bad(field, "two threadblocks send to rank " + std::to_string(tb.send_peer) +
+                           " on channel " + std::to_string(tb.channel) + " (tb " +
+                           std::to_string(tbs[c.sender].id) + " too)");
+          }
+          c.sender = global;
+        }
+        if (tb.recv_peer >= 0) {
+          state.in_conn = connection(index, tb.recv_peer, r, tb.channel);
+          Connection& c = conns[state.in_conn];
+          if (c.receiver >= 0) {
+            bad(field, "two threadblocks receive from rank " + std::to_string(tb.recv_peer) +
+                           " on channel " + std::to_string(tb.channel) + " (tb " +
+                           std::to_string(tbs[c.receiver].id) + " too)");
+          }
+          c.receiver = global;
+        }
+        tbs.push_back(state);
+      }
+    }
+    for (TbState& state : tbs) check_steps(state);
+    for (const Connection& c : conns) {
+      if (c.sender >= 0 && c.receiver < 0) {
+        bad("gpu[" + std::to_string(c.src) + "]/tb[" + std::to_string(tbs[c.sender].id) + "]",
+            "sends to rank " + std::to_string(c.dst) + " on channel " + std::to_string(c.channel) +
+                " but no threadblock of rank " + std::to_string(c.dst) +
+                " receives from rank " + std::to_string(c.src) + " on that channel");
+      }
+      if (c.receiver >= 0 && c.sender < 0) {
+        bad("gpu[" + std::to_string(c.dst) + "]/tb[" + std::to_string(tbs[c.receiver].id) + "]",
+            "receives from rank " + std::to_string(c.src) + " on channel " +
+                std::to_string(c.channel) + " but no threadblock of rank " +
+                std::to_string(c.src) + " sends to rank " + std::to_string(c.dst) +
+                " on that channel");
+      }
+    }
+    scratch.resize(num_ranks);
+  }
+
+  void check_steps(const TbState& state) {
+    const GpuProgram& gpu = program.gpus[state.rank];
+    const Threadblock& tb = *state.tb;
+    for (int s = 0; s < state.num_steps; ++s) {
+      const Step& step = tb.steps[s];
+      const std::string field = where(state.rank, state.id, s);
+      if (step.type != StepType::kNop && step.count < 1) bad(field, "cnt must be at least 1");
+      if (sends(step.type) && tb.send_peer < 0) {
+        bad(field, "step '" + to_string(step.type) + "' sends but the threadblock has no send peer");
+      }
+      if (receives(step.type) && tb.recv_peer < 0) {
+        bad(field,
+            "step '" + to_string(step.type) + "' receives but the threadblock has no receive peer");
+      }
+      if (reads_src(step.type)) {
+        check_range(gpu, step.src_buffer, step.src_offset, step.count, field, "source");
+      }
+      if (writes_dst(step.type)) {
+        check_range(gpu, step.dst_buffer, step.dst_offset, step.count, field, "destination");
+      }
+      if (sends(step.type)) {
+        Connection& c = conns[state.out_conn];
+        c.max_count = std::max(c.max_count, step.count);
+      }
+      if (step.dep_tb != -1 || step.dep_step != -1) {
+        const int n = static_cast<int>(gpu.threadblocks.size());
+        if (step.dep_tb < 0 || step.dep_tb >= n) {
+          bad(field, "depid " + std::to_string(step.dep_tb) + " is not a threadblock of rank " +
+                         std::to_string(state.rank));
+        }
+        const int m = static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size());
+        if (step.dep_step < 0 || step.dep_step >= m) {
+          bad(field, "deps " + std::to_string(step.dep_step) + " is not a step of tb " +
+                         std::to_string(step.dep_tb) + " (" + std::to_string(m) + " steps)");
+        }
+      }
+    }
+  }
+
+  // ---- scheduling (all under mu) -----------------------------------------------------------
+
+  const Step& current_step(const TbState& s) const {
+    return s.tb->steps[static_cast<size_t>(s.progress % s.num_steps)];
+  }
+
+  TbState& dependency(const TbState& s, const Step& step) {
+    return tbs[first_tb[s.rank] + step.dep_tb];
+  }
+
+  // Dependency flags are per slice (msccl-xml.md): slice k of a step waits for slice k of its
+  // dependency.
+  int64_t needed_progress(const TbState& s, const Step& step, const TbState& dep) const {
+    const int64_t slice = s.progress / s.num_steps;
+    return slice * dep.num_steps + step.dep_step + 1;
+  }
+
+  Block blocked_on(const TbState& s) {
+    const Step& step = current_step(s);
+    if (step.dep_tb >= 0) {
+      const TbState& dep = dependency(s, step);
+      if (dep.progress < needed_progress(s, step, dep)) return Block::kDependency;
+    }
+    if (receives(step.type) && conns[s.in_conn].published == 0) return Block::kReceive;
+    if (sends(step.type)) {
+      const Connection& c = conns[s.out_conn];
+      if (c.published + (c.reserved ? 1 : 0) >= options.fifo_slots) return Block::kSend;
+    }
+    return Block::kNone;
+  }
+
+  void enqueue(int t, bool front) {
+    TbState& s = tbs[t];
+    if (s.queued || s.running || s.progress >= s.total) return;
+    s.queued = true;
+    if (front) {
+      ready.push_front(t);
+    } else {
+      ready.push_back(t);
+    }
+    cv.notify_one();
+  }
+
+  void fail(const std::string& message) {
+    if (error.empty()) error = message;
+    stop = true;
+    cv.notify_all();
+  }
+
+  // Tries to claim the next step instance of threadblock t. Returns false when it must wait
+  // (it is then registered to be woken) or when the program is broken (fail() was called).
+  bool try_claim(int t, Claim& claim) {
+    TbState& s = tbs[t];
+    const Step& step = current_step(s);
+    switch (blocked_on(s)) {
+      case Block::kDependency:
+        dependency(s, step).dep_waiters.push_back(t);
+        return false;
+      case Block::kReceive:  // woken when the sender publishes
+      case Block::kSend:     // woken when the receiver frees a slot
+        return false;
+      case Block::kNone:
+        break;
+    }
+    claim.instance = s.progress;
+    if (receives(step.type)) {
+      const Connection& c = conns[s.in_conn];
+      claim.in_slot = c.head;
+      const int got = c.msg_count[c.head];
+      if (got != step.count) {
+        const int slice = static_cast<int>(s.progress / s.num_steps);
+        fail("count mismatch: " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) +
+             " (" + to_string(step.type) + ", slice " + std::to_string(slice) + ") receives cnt=" +
+             std::to_string(step.count) + " but the matching send " +
+             where(c.src, tbs[c.sender].id, c.msg_step[c.head]) + " sent cnt=" +
+             std::to_string(got) + " on channel " + std::to_string(c.channel));
+        return false;
+      }
+    }
+    if (sends(step.type)) {
+      Connection& c = conns[s.out_conn];
+      claim.out_slot = (c.head + c.published) % options.fifo_slots;
+      c.reserved = true;
+    }
+    return true;
+  }
+
+  void commit(int t, const Claim& claim) {
+    TbState& s = tbs[t];
+    const int step_index = static_cast<int>(claim.instance % s.num_steps);
+    const Step& step = s.tb->steps[step_index];
+    if (receives(step.type)) {
+      Connection& c = conns[s.in_conn];
+      c.head = (c.head + 1) % options.fifo_slots;
+      --c.published;
+      enqueue(c.sender, false);
+    }
+    if (sends(step.type)) {
+      Connection& c = conns[s.out_conn];
+      c.msg_count[claim.out_slot] = step.count;
+      c.msg_step[claim.out_slot] = step_index;
+      c.reserved = false;
+      ++c.published;
+      enqueue(c.receiver, false);
+    }
+    ++s.progress;
+    ++step_instances;
+    std::vector<int> waiters;
+    waiters.swap(s.dep_waiters);
+    for (int w : waiters) enqueue(w, false);
+  }
+
+  std::string describe_waiting() {
+    std::string out;
+    int listed = 0;
+    int waiting = 0;
+    for (TbState& s : tbs) {
+      if (s.progress >= s.total) continue;
+      ++waiting;
+      if (listed >= kMaxDescribed) continue;
+      ++listed;
+      const Step& step = current_step(s);
+      const int64_t slice = s.progress / s.num_steps;
+      out += "\n  " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
+             to_string(step.type) + ", slice " + std::to_string(slice) + ") ";
+      if (s.running) {
+        out += "is executing";
+        continue;
+      }
+      switch (blocked_on(s)) {
+        case Block::kDependency: {
+          const TbState& dep = dependency(s, step);
+          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) +
+                 " (slice " + std::to_string(slice) + "), which is at step " +
+                 std::to_string(dep.progress % std::max(1, dep.num_steps)) + " of slice " +
+                 std::to_string(dep.progress / std::max(1, dep.num_steps)) +
+                 (dep.progress >= dep.total ? " (finished)" : "");
+          break;
+        }
+        case Block::kReceive:
+          out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) +
+                 " on channel " + std::to_string(s.tb->channel) + " (no message in the FIFO)";
+          break;
+        case Block::kSend:
+          out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
+                 " on channel " + std::to_string(s.tb->channel) + " (all " +
+                 std::to_string(options.fifo_slots) + " slots full)";
+          break;
+        case Block::kNone:
+          out += "is ready to run";
+          break;
+      }
+    }
+    if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
+    return std::to_string(waiting) + " threadblock(s) unfinished:" + out;
+  }
+
+  // ---- data movement (outside the lock) -----------------------------------------------------
+
+  std::byte* chunk_ptr(int rank, Buffer buffer, int64_t chunk, int64_t elem_offset) const {
+    return bases[rank][static_cast<int>(buffer)] +
+           static_cast<size_t>(chunk * chunk_elems + elem_offset) * esize;
+  }
+
+  void copy(void* dst, const void* src, size_t bytes) const {
+    if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
+  }
+
+  void execute(int t, const Claim& claim) {
+    const TbState& s = tbs[t];
+    const Step& step = s.tb->steps[static_cast<size_t>(claim.instance % s.num_steps)];
+    if (step.type == StepType::kNop) return;
+    const int64_t slice = claim.instance / s.num_steps;
+    const int64_t offset = slice * slice_elems;
+    const int64_t len = std::max<int64_t>(0, std::min(slice_elems, chunk_elems - offset));
+    // One slice of `count` chunks: with a single slice the chunks are contiguous and move as
+    // one piece; otherwise piece p is slice `slice` of chunk offset + p. A FIFO message holds
+    // the pieces back to back.
+    int pieces = step.count;
+    int64_t n = len;
+    if (slices == 1) {
+      pieces = 1;
+      n = len * step.count;
+    }
+    const size_t bytes = static_cast<size_t>(n) * esize;
+    const std::byte* in = nullptr;
+    std::byte* out = nullptr;
+    if (claim.in_slot >= 0) {
+      const Connection& c = conns[s.in_conn];
+      in = c.storage.data() + static_cast<size_t>(claim.in_slot) * c.slot_bytes;
+    }
+    if (claim.out_slot >= 0) {
+      Connection& c = conns[s.out_conn];
+      out = c.storage.data() + static_cast<size_t>(claim.out_slot) * c.slot_bytes;
+    }
+    for (int p = 0; p < pieces; ++p) {
+      const std::byte* src = reads_src(step.type)
+                                 ? chunk_ptr(s.rank, step.src_buffer, step.src_offset + p, offset)
+                                 : nullptr;
+      std::byte* dst = writes_dst(step.type)
+                           ? chunk_ptr(s.rank, step.dst_buffer, step.dst_offset + p, offset)
+                           : nullptr;
+      const std::byte* in_p = in ? in + p * bytes : nullptr;
+      std::byte* out_p = out ? out + p * bytes : nullptr;
+      switch (step.type) {
+        case StepType::kSend:
+          copy(out_p, src, bytes);
+          break;
+        case StepType::kRecv:
+          copy(dst, in_p, bytes);
+          break;
+        case StepType::kRecvCopySend:
+          copy(dst, in_p, bytes);
+          copy(out_p, in_p, bytes);
+          break;
+        case StepType::kRecvReduceSend:
+          detail::reduce(options.dtype, options.op, out_p, in_p, src, n);
+          break;
+        case StepType::kRecvReduceCopy:
+          detail::reduce(options.dtype, options.op, dst, in_p, src, n);
+          break;
+        case StepType::kRecvReduceCopySend:
+          detail::reduce(options.dtype, options.op, dst, in_p, src, n);
+          copy(out_p, dst, bytes);
+          break;
+        case StepType::kCopy:
+          if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
+          break;
+        case StepType::kReduce:
+          detail::reduce(options.dtype, options.op, dst, dst, src, n);
+          break;
+        case StepType::kNop:
+          break;
+      }
+    }
+  }
+
+  // ---- the scheduler loop ---------------------------------------------------------------------
+
+  void worker_loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stop) {
+      if (finished == tbs.size()) {
+        stop = true;
+        cv.notify_all();
+        break;
+      }
+      if (Clock::now() >= deadline) {
+        fail("timed out after " + std::to_string(options.timeout_s) + " s; " + describe_waiting());
+        break;
+      }
+      if (ready.empty()) {
+        if (running == 0) {
+          // Nothing runs and nothing can run: every unfinished threadblock waits for an event
+          // only another unfinished (hence waiting) threadblock could cause.
+          fail("deadlock: no threadblock can progress; " + describe_waiting());
+          break;
+        }
+        cv.wait_until(lock, deadline);
+        continue;
+      }
+      const int t = ready.front();
+      ready.pop_front();
+      tbs[t].queued = false;
+      Claim claim;
+      if (!try_claim(t, claim)) continue;
+      tbs[t].running = true;
+      ++running;
+      lock.unlock();
+      execute(t, claim);
+      lock.lock();
+      commit(t, claim);
+      --running;
+      tbs[t].running = false;
+      if (tbs[t].progress >= tbs[t].total) {
+        ++finished;
+        if (finished == tbs.size()) cv.notify_all();
+      } else {
+        enqueue(t, true);  // keep going with the same threadblock while it can
+      }
+      if (ready.empty() && running == 0) cv.notify_all();  // let a waiter detect the deadlock
+    }
+  }
+
+  // ---- one run ------------------------------------------------------------------------------
+
+  void prepare_run(const std::vector<RankBuffers>& buffers, int64_t elems,
+                   const ExecOptions& opts) {
+    const int num_ranks = program.num_ranks;
+    if (static_cast<int>(buffers.size()) != num_ranks) {
+      throw UserError(program.name, "buffers",
+                      "got " + std::to_string(buffers.size()) + " rank buffers for " +
+                          std::to_string(num_ranks) + " ranks");
+    }
+    if (elems < 0) throw UserError(program.name, "chunk_elems", "negative chunk size");
+    if (opts.fifo_slots < 1) throw UserError(program.name, "fifo_slots", "must be at least 1");
+    options = opts;
+    esize = size_of(opts.dtype);
+    chunk_elems = elems;
+    slices = slices_per_chunk(program.protocol, elems, opts.dtype, opts);
+    slice_elems = elems == 0 ? 0 : (elems + slices - 1) / slices;
+    bases.assign(num_ranks, {nullptr, nullptr, nullptr});
+    for (int r = 0; r < num_ranks; ++r) {
+      const GpuProgram& gpu = program.gpus[r];
+      if ((gpu.input_chunks > 0 && buffers[r].input == nullptr) ||
+          (gpu.output_chunks > 0 && buffers[r].output == nullptr)) {
+        throw UserError(program.name, "buffers",
+                        "rank " + std::to_string(r) + " has no input or output buffer");
+      }
+      const size_t scratch_bytes = static_cast<size_t>(gpu.scratch_chunks) * elems * esize;
+      if (scratch[r].size() < scratch_bytes) scratch[r].resize(scratch_bytes);
+      bases[r] = {static_cast<std::byte*>(buffers[r].input),
+                  static_cast<std::byte*>(buffers[r].output), scratch[r].data()};
+    }
+    for (Connection& c : conns) {
+      c.slot_bytes = static_cast<size_t>(c.max_count) * slice_elems * esize;
+      const size_t total = c.slot_bytes * opts.fifo_slots;
+      if (c.storage.size() < total) c.storage.resize(total);
+      c.msg_count.assign(opts.fifo_slots, 0);
+      c.msg_step.assign(opts.fifo_slots, -1);
+      c.head = 0;
+      c.published = 0;
+      c.reserved = false;
+    }
+    ready.clear();
+    finished = 0;
+    running = 0;
+    stop = false;
+    error.clear();
+    step_instances = 0;
+    for (size_t t = 0; t < tbs.size(); ++t) {
+      TbState& s = tbs[t];
+      s.progress = 0;
+      s.total = static_cast<int64_t>(s.num_steps) * slices;
+      s.queued = false;
+      s.running = false;
+      s.dep_waiters.clear();
+      if (s.total == 0) {
+        ++finished;
+      } else {
+        s.queued = true;
+        ready.push_back(static_cast<int>(t));
+      }
+    }
+  }
+
+  std::string leftover_messages() const {
+    for (const Connection& c : conns) {
+      if (c.published > 0) {
+        return "rank " + std::to_string(c.src) + " tb " + std::to_string(tbs[c.sender].id) +
+               " sent " + std::to_string(c.published) + " message(s) to rank " +
+               std::to_string(c.dst) + " on channel " + std::to_string(c.channel) +
+               " that no step received";
+      }
+    }
+    return "";
+  }
+
+  ExecResult run(const std::vector<RankBuffers>& buffers, int64_t elems, const ExecOptions& opts) {
+    prepare_run(buffers, elems, opts);
+    int workers = opts.workers;
+    if (workers <= 0) {
+      workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      workers = std::min(workers, 8);
+    }
+    workers = std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
+    const Clock::time_point start = Clock::now();
+    deadline = start + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(std::max(0.0, opts.timeout_s)));
+    std::vector<std::thread> pool;
+    pool.reserve(workers - 1);
+    for (int w = 1; w < workers; ++w) pool.emplace_back([this] { worker_loop(); });
+    worker_loop();
+    for (std::thread& thread : pool) thread.join();
+    const Clock::time_point end = Clock::now();
+    ExecResult result;
+    result.time_us = std::chrono::duration<double, std::micro>(end - start).count();
+    result.slices = slices;
+    result.chunk_elems = chunk_elems;
+    result.step_instances = step_instances;
+    result.workers = workers;
+    if (error.empty()) error = leftover_messages();
+    result.ok = error.empty();
+    result.error = error;
+    return result;
+  }
+};
+
+CpuExecutor::CpuExecutor(Program program) : impl_(std::make_unique<Impl>(std::move(program))) {}
+CpuExecutor::~CpuExecutor() = default;
+CpuExecutor::CpuExecutor(CpuExecutor&&) noexcept = default;
+CpuExecutor& CpuExecutor::operator=(CpuExecutor&&) noexcept = default;
+
+const Program& CpuExecutor::program() const { return impl_->program; }
+
+ExecResult CpuExecutor::run(const std::vector<RankBuffers>& buffers, int64_t chunk_elems,
+                            const ExecOptions& options) {
+  return impl_->run(buffers, chunk_elems, options);
+}
+
+}  // namespace ccsynth::runtime
