@@ -92,7 +92,7 @@ void add_bounds_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-s,--size", o->size, "Per-rank input size, e.g. 1M")->required();
   cmd->add_option("--chunks", o->chunks, "Chunks per rank of a built-in collective")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--root", o->root, "Root of a rooted collective")->capture_default_str();
   cmd->add_option("--protocol", o->protocol,
                   "Scale alpha and beta by this protocol's factors (Simple, LL, LL128)")

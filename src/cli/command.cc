@@ -1,5 +1,6 @@
 #include "cli/command.h"
 
+#include <exception>
 #include <fstream>
 #include <sstream>
 
@@ -21,5 +22,25 @@ std::string read_text_file(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+namespace {
+// A validator accepting numbers `accept`s; `what` completes "must be ...".
+CLI::Validator number_check(bool (*accept)(double), const std::string& what) {
+  return CLI::Validator(
+      [accept, what](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double value = std::stod(text, &used);
+          if (used == text.size() && accept(value)) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be " + what + ", got '" + text + "'";
+      },
+      what);
+}
+}  // namespace
+
+const CLI::Validator kPositive = number_check([](double v) { return v > 0; }, "> 0");
+const CLI::Validator kNonNegative = number_check([](double v) { return v >= 0; }, ">= 0");
 
 }  // namespace ccsynth::cli

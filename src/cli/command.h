@@ -26,6 +26,12 @@ void write_text_file(const std::string& path, const std::string& text);
 /// Reads a whole file, or throws UserError naming the path.
 std::string read_text_file(const std::string& path);
 
+/// CLI11 check: a number > 0 ("must be > 0, got 0"; CLI::PositiveNumber prints the whole range
+/// of double instead).
+extern const CLI::Validator kPositive;
+/// CLI11 check: a number >= 0.
+extern const CLI::Validator kNonNegative;
+
 
 // Registration functions, one per verb file (keep in the order of main.cc).
 void add_topo_command(CLI::App& app, CommandResult& result);

@@ -250,13 +250,13 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
                   "compiler instance counts tried for every algorithm; the fastest per size wins")
       ->delimiter(',')
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--time-limit", o->time_limit_s, "per-solver time limit, seconds")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--max-sccl-ranks", o->max_sccl_ranks, "skip SCCL on larger topologies")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--output-dir", o->output_dir, "write every verified program as DIR/NAME.xml");
   cmd->add_flag("--json", o->json, "print one JSON document on stdout");
   cmd->callback([o, &result] { result.exit_code = run_demo(*o); });

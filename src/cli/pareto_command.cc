@@ -128,20 +128,20 @@ void add_pareto_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--root", f->root, "root rank of rooted collectives")->capture_default_str();
   cmd->add_option("--k", f->k, "k-synchronous: rounds R <= steps S + k")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--time-limit", f->time_limit_s, "whole search, seconds (0 = none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--instance-time-limit", f->instance_time_limit_s,
                   "per (C, S, R) instance, seconds (0 = none)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--max-steps", f->max_steps, "largest S tried (0 = latency bound + 16)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--max-chunks", f->max_chunks, "largest C tried (0 = no cap)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_flag("--full-model", f->full_model,
                 "model every link of amdz52 instead of SCCL's ring (sec. 5.2.2)");
   cmd->add_flag("--json", f->json, "print one JSON document (field frontier) on stdout");

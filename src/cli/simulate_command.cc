@@ -193,11 +193,11 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--no-pipelining", o->no_pipelining,
                 "One slice per chunk (SCCL's synchronous cost model)");
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_option("--memory-gbps", o->memory_gbps,
                   "Bandwidth of local copies and reductions in GB/s (0 = free)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_flag("--links", o->show_links, "Table: per-link busy time at the largest size");
   cmd->add_flag("--critical-path", o->show_critical_path,
                 "Table: the critical path at the largest size");

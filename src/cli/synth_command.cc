@@ -139,12 +139,12 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--size,-s", o->size, "per-rank input size for the cost model (e.g. 1K, 64M)")
       ->capture_default_str();
   cmd->add_option("--chunks", o->chunks, "chunks per rank (SCCL's C)")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(kPositive);
   cmd->add_option("--root", o->root, "root rank of rooted collectives")->capture_default_str();
   cmd->add_option("--time-limit", o->time_limit_s, "solver time limit per stage, seconds")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   cmd->add_option("--instances", o->instances, "compiler instances (parallel copies)")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(kPositive);
   cmd->add_option("--proto", o->protocol, "protocol: Simple, LL or LL128")->capture_default_str();
   cmd->add_option("--xml-dialect", o->xml_dialect, "classic or executor")->capture_default_str();
   cmd->add_option("--output,-o", o->output, "write the MSCCL XML program here");

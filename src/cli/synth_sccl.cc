@@ -41,13 +41,13 @@ SynthMethod sccl_method() {
     synth.add_option("--steps", flags->steps,
                      "sccl: steps S (0 = least-steps mode: smallest S with R = S)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     synth.add_option("--rounds", flags->rounds, "sccl: rounds R (0 = same as steps)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     synth.add_option("--max-steps", flags->max_steps, "sccl: least-steps mode gives up after this")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     synth.add_flag("--full-model", flags->full_model,
                    "sccl: model every link of amdz52 instead of SCCL's ring (sec. 5.2.2)");
   };

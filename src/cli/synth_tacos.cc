@@ -66,18 +66,18 @@ SynthMethod tacos_method() {
     flags->synth = &synth;
     add_shared_option(synth, "--chunks-per-rank",
                       "tacos: chunks per rank (alias of --chunks; wins when both are given)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     add_shared_option(synth, "--seed", "tacos: seed of the random tie-breaks (default 0)");
     add_shared_option(synth, "--trials",
                       "tacos: try seeds seed..seed+N-1, keep the fastest (default 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     add_shared_option(synth, "--switch-degree",
                       "tacos: switch unwinding degree d; 0 = auto: all peers of a standalone switch, one per "
                       "other node for an inter-node switch (default 0)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kNonNegative);
     add_shared_option(synth, "--pick-window",
                       "tacos: a link sends one of the W oldest needed chunks (default 3)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositive);
     if (!synth.get_option_no_throw("--no-replacement")) {
       synth.add_flag("--no-replacement")
           ->description("tacos: disable chunk replacement (sec. IV.F)");

@@ -87,6 +87,9 @@ TEST_F(Cli, HelpListsEveryVerb) {
 TEST_F(Cli, NoVerbAndUnknownFlagAreBadInput) {
   EXPECT_EQ(run("").exit_code, 2);
   EXPECT_EQ(run("synth --method tacos -t dgx1 --no-such-flag").exit_code, 2);
+  const CliRun zero = run("synth --method tacos -t dgx1 --chunks 0");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_NE(zero.err.find("--chunks: must be > 0, got '0'"), std::string::npos) << zero.err;
 }
 
 TEST_F(Cli, BaselineVerifySimulateChain) {
