@@ -1,5 +1,6 @@
 #include "ccsynth/solvers/milp.h"
 
+#include <cstdlib>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcStrategy.hpp>
 #include <coin/CoinPackedMatrix.hpp>
@@ -146,6 +147,10 @@ MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
   OsiClpSolverInterface solver;
   solver.messageHandler()->setLogLevel(options.log_level);
   load(model, solver);
+  if (const char* dump = std::getenv("CCSYNTH_MILP_DUMP")) {
+    static int counter = 0;
+    solver.writeMps((std::string(dump) + std::to_string(counter++)).c_str());
+  }
 
   CbcModel cbc(solver);
   cbc.setLogLevel(options.log_level);

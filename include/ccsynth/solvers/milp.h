@@ -98,6 +98,8 @@ struct MilpResult {
 /// Solves `model` with CBC (CbcModel over OsiClpSolverInterface, default cuts and heuristics).
 /// A MIP start that violates the model by more than 1e-6 is ignored. Never prints unless
 /// options.log_level > 0.
+/// Debugging: with the environment variable CCSYNTH_MILP_DUMP=PREFIX every model is also written
+/// as PREFIX<n>.mps.gz (n counts the solves of the process), to try CBC settings on it offline.
 MilpResult solve_milp(const MilpModel& model, const MilpOptions& options = {});
 
 }  // namespace ccsynth::solvers
