@@ -13,6 +13,35 @@ double Connection::cost_us(double bytes) const {
   return alpha_us + beta_us_per_mb * bytes / (1024.0 * 1024.0);
 }
 
+int Switch::num_ports() const {
+  if (port_group.empty()) return static_cast<int>(ranks.size());
+  return *std::max_element(port_group.begin(), port_group.end()) + 1;
+}
+
+int Switch::port_of_member(size_t member) const {
+  return port_group.empty() ? static_cast<int>(member) : port_group[member];
+}
+
+int Switch::port_of_rank(int rank) const {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == rank) return port_of_member(i);
+  }
+  return -1;
+}
+
+std::vector<std::vector<int>> Switch::port_members() const {
+  std::vector<std::vector<int>> out(std::max(0, num_ports()));
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const int p = port_of_member(i);
+    if (p >= 0 && p < static_cast<int>(out.size())) out[p].push_back(ranks[i]);
+  }
+  return out;
+}
+
+bool Switch::has_shared_ports() const {
+  return num_ports() < static_cast<int>(ranks.size());
+}
+
 int Topology::node_of(int rank) const {
   for (size_t n = 0; n < nodes.size(); ++n) {
     if (std::find(nodes[n].begin(), nodes[n].end(), rank) != nodes[n].end()) {
@@ -214,6 +243,33 @@ void validate_links(const Topology& t, const std::string& file) {
   }
 }
 
+// port_group is empty or one id per member, the ids being exactly 0..P-1.
+void validate_port_group(const Switch& sw, const std::string& file, const std::string& field) {
+  if (sw.port_group.empty()) return;
+  if (sw.port_group.size() != sw.ranks.size()) {
+    throw UserError(file, field,
+                    "has " + std::to_string(sw.port_group.size()) + " port ids for " +
+                        std::to_string(sw.ranks.size()) + " ranks (one per rank)");
+  }
+  std::vector<char> used(sw.ranks.size(), 0);
+  for (int p : sw.port_group) {
+    if (p < 0 || p >= static_cast<int>(sw.ranks.size())) {
+      throw UserError(file, field,
+                      "port id " + std::to_string(p) + " is out of range (ids are 0.." +
+                          std::to_string(sw.ranks.size() - 1) + ")");
+    }
+    used[p] = 1;
+  }
+  const int num_ports = *std::max_element(sw.port_group.begin(), sw.port_group.end()) + 1;
+  for (int p = 0; p < num_ports; ++p) {
+    if (!used[p]) {
+      throw UserError(file, field,
+                      "port id " + std::to_string(p) + " is unused (ids must be 0.." +
+                          std::to_string(num_ports - 1) + " with no gap)");
+    }
+  }
+}
+
 void validate_switches(const Topology& t, const std::string& file) {
   for (size_t s = 0; s < t.switches.size(); ++s) {
     const Switch& sw = t.switches[s];
@@ -229,6 +285,7 @@ void validate_switches(const Topology& t, const std::string& file) {
       }
     }
     validate_cost(file, at("switches", s), sw.alpha_us, sw.port_beta_us_per_mb);
+    validate_port_group(sw, file, at("switches", s, "port_group"));
   }
 }
 
@@ -287,7 +344,9 @@ std::ostream& operator<<(std::ostream& os, const Topology& t) {
   }
   for (const Switch& sw : t.switches) {
     os << "  switch " << sw.name << " (" << sw.kind << ") ranks=" << sw.ranks.size()
-       << " alpha=" << sw.alpha_us << "us port_beta=" << sw.port_beta_us_per_mb << "us/MB\n";
+       << " alpha=" << sw.alpha_us << "us port_beta=" << sw.port_beta_us_per_mb << "us/MB";
+    if (!sw.port_group.empty()) os << " ports=" << sw.num_ports();
+    os << "\n";
   }
   return os;
 }

@@ -15,23 +15,27 @@ Json link_to_json(const Link& l) {
               {"beta_us_per_mb", l.beta_us_per_mb}, {"kind", l.kind}};
 }
 
+// "port_group" only when some ranks share a port, so documents without it round-trip exactly.
 Json switch_to_json(const Switch& s) {
-  return Json{{"name", s.name},
-              {"ranks", s.ranks},
-              {"alpha_us", s.alpha_us},
-              {"port_beta_us_per_mb", s.port_beta_us_per_mb},
-              {"kind", s.kind}};
+  Json out{{"name", s.name},
+           {"ranks", s.ranks},
+           {"alpha_us", s.alpha_us},
+           {"port_beta_us_per_mb", s.port_beta_us_per_mb},
+           {"kind", s.kind}};
+  if (!s.port_group.empty()) out["port_group"] = s.port_group;
+  return out;
 }
 
 // An array of integers at reader.field(key) (e.g. nodes[2] or switches[0].ranks).
-std::vector<int> int_array(const Json& value, const JsonReader& reader, const std::string& key) {
-  if (!value.is_array()) reader.fail(key, "expected an array of ranks");
+std::vector<int> int_array(const Json& value, const JsonReader& reader, const std::string& key,
+                           const std::string& what = "rank") {
+  if (!value.is_array()) reader.fail(key, "expected an array of " + what + "s");
   std::vector<int> out;
   out.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
     const Json& v = value[i];
     if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX) {
-      reader.fail(key, "element " + std::to_string(i) + " is not an integer rank: " + v.dump());
+      reader.fail(key, "element " + std::to_string(i) + " is not an integer " + what + ": " + v.dump());
     }
     out.push_back(v.get<int>());
   }
@@ -53,13 +57,14 @@ Link link_from_json(const JsonReader& r) {
 
 Switch switch_from_json(const JsonReader& r) {
   r.require_object();
-  r.reject_unknown_keys({"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind"});
+  r.reject_unknown_keys({"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind", "port_group"});
   Switch s;
   s.name = r.get_string("name");
   s.ranks = int_array(r.get_array("ranks"), r, "ranks");
   s.alpha_us = r.get_double("alpha_us");
   s.port_beta_us_per_mb = r.get_double("port_beta_us_per_mb");
   s.kind = r.get_string("kind", "switch");
+  if (r.has("port_group")) s.port_group = int_array(r.get_array("port_group"), r, "port_group", "port id");
   return s;
 }
 
@@ -153,7 +158,9 @@ std::string write_topology_json(const Topology& t) {
   for (const Json& sw : doc["switches"]) {
     std::string line = inline_object(sw, {"name", "kind", "alpha_us", "port_beta_us_per_mb"});
     line.pop_back();
-    items.push_back(line + ", \"ranks\": " + inline_array(sw["ranks"]) + "}");
+    line += ", \"ranks\": " + inline_array(sw["ranks"]);
+    if (sw.contains("port_group")) line += ", \"port_group\": " + inline_array(sw["port_group"]);
+    items.push_back(line + "}");
   }
   list("switches", items, true);
   return out + "}\n";

@@ -75,6 +75,39 @@ TEST(Topology, ValidationErrorsNameTheField) {
   t = small_ring(4);
   t.num_ranks = 0;
   expect_error(t, "ranks");
+  t = small_ring(4);
+  t.switches.push_back({"nic", {0, 1, 2}, 1.0, 8.0, "ib", {0, 0}});
+  expect_error(t, "switches[0].port_group");
+  t.switches[0].port_group = {0, 2, 2};  // id 1 unused
+  expect_error(t, "switches[0].port_group");
+  t.switches[0].port_group = {0, 3, 1};  // out of range
+  expect_error(t, "switches[0].port_group");
+  t.switches[0].port_group = {1, 0, 1};
+  EXPECT_NO_THROW(validate(t));
+}
+
+TEST(Topology, SharedSwitchPorts) {
+  Switch sw{"nic", {4, 5, 6, 7}, 1.0, 106.0, "ib", {0, 0, 1, 1}};
+  EXPECT_EQ(sw.num_ports(), 2);
+  EXPECT_TRUE(sw.has_shared_ports());
+  EXPECT_EQ(sw.port_of_member(2), 1);
+  EXPECT_EQ(sw.port_of_rank(5), 0);
+  EXPECT_EQ(sw.port_of_rank(7), 1);
+  EXPECT_EQ(sw.port_of_rank(3), -1);
+  EXPECT_EQ(sw.port_members(), (std::vector<std::vector<int>>{{4, 5}, {6, 7}}));
+  Switch own{"sw", {2, 0, 1}, 0.7, 8.0, "nvswitch"};  // default: one port per member
+  EXPECT_EQ(own.num_ports(), 3);
+  EXPECT_FALSE(own.has_shared_ports());
+  EXPECT_EQ(own.port_of_rank(0), 1);
+  EXPECT_EQ(own.port_members(), (std::vector<std::vector<int>>{{2}, {0}, {1}}));
+  // A switch connection still costs the port beta per transfer.
+  Topology t;
+  t.num_ranks = 4;
+  t.nodes = {{0, 1}, {2, 3}};
+  t.switches.push_back({"nic", {0, 1, 2, 3}, 1.0, 106.0, "ib", {0, 0, 1, 1}});
+  validate(t);
+  EXPECT_NEAR(t.connection(0, 2)->cost_us(1024.0 * 1024.0), 107.0, 1e-9);
+  EXPECT_EQ(t.connections().size(), 12u);
 }
 
 }  // namespace

@@ -112,6 +112,34 @@ INSTANTIATE_TEST_SUITE_P(
                         R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
                   },
                   "switches[0].ranks", "not an integer rank"},
+        JsonErrorCase{"port_group_size",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                             "port_group": [0]}])");
+                  },
+                  "switches[0].port_group", "1 port ids for 2 ranks"},
+        JsonErrorCase{"port_group_gap",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                             "port_group": [1, 1]}])");
+                  },
+                  "switches[0].port_group", "port id 0 is unused"},
+        JsonErrorCase{"port_group_negative",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                             "port_group": [0, -1]}])");
+                  },
+                  "switches[0].port_group", "port id -1 is out of range"},
+        JsonErrorCase{"port_group_not_int",
+                  [](Json& d) {
+                    d["switches"] = Json::parse(
+                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                             "port_group": [0, 0.5]}])");
+                  },
+                  "switches[0].port_group", "not an integer port id"},
         JsonErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
                   "nodes[0]", "unknown rank 2"},
         JsonErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
@@ -125,6 +153,31 @@ INSTANTIATE_TEST_SUITE_P(
         JsonErrorCase{"future_version", [](Json& d) { d["version"] = 2; }, "version",
                   "not supported"}),
     [](const auto& info) { return info.param.label; });
+
+TEST(TopologyJson, PortGroupRoundTripsAndIsOptional) {
+  Json doc = two_ranks();
+  doc["ranks"] = 3;
+  doc["nodes"] = Json::parse("[[0, 1, 2]]");
+  doc["switches"] = Json::parse(
+      R"([{"name": "nic", "ranks": [0, 1, 2], "alpha_us": 1.7, "port_beta_us_per_mb": 106,
+           "kind": "ib", "port_group": [0, 0, 1]}])");
+  const Topology t = topology_from_json(doc, "nic.json");
+  ASSERT_EQ(t.switches.size(), 1u);
+  EXPECT_EQ(t.switches[0].port_group, (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(t.switches[0].num_ports(), 2);
+  EXPECT_EQ(t.switches[0].port_of_rank(1), 0);
+  EXPECT_EQ(t.switches[0].port_of_rank(2), 1);
+  EXPECT_TRUE(t.switches[0].has_shared_ports());
+  const std::string text = write_topology_json(t);
+  EXPECT_NE(text.find("\"port_group\": [0, 0, 1]"), std::string::npos) << text;
+  EXPECT_EQ(topology_from_json(parse_json(text, "t.json"), "t.json"), t);
+  // Without port_group nothing is written, so older documents round-trip byte for byte.
+  Topology plain = t;
+  plain.switches[0].port_group.clear();
+  EXPECT_EQ(write_topology_json(plain).find("port_group"), std::string::npos);
+  EXPECT_FALSE(plain.switches[0].has_shared_ports());
+  EXPECT_NE(plain, t);
+}
 
 TEST(TopologyJson, ReadsFilesAndNamesMissingOnes) {
   const std::string path = ::testing::TempDir() + "/h1_dgx1.json";

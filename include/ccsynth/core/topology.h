@@ -24,16 +24,34 @@ struct Link {
   bool operator==(const Link&) const = default;
 };
 
-/// A switch connecting every rank in `ranks` to every other. Each rank has one ingress and one
-/// egress port, each carrying one transfer at a time at `port_beta_us_per_mb`.
+/// A switch connecting every rank in `ranks` to every other. Each port has one ingress and one
+/// egress direction, each carrying one transfer at a time at `port_beta_us_per_mb`. By default
+/// every member rank has its own port. `port_group` models a port shared by several ranks (a
+/// NIC on the PCIe switch of g GPUs): when non-empty, port_group[i] is the port id of ranks[i];
+/// ids are 0..P-1, each used at least once, and members with the same id share ONE ingress and
+/// ONE egress direction of `port_beta_us_per_mb` (one transfer at a time in each direction for
+/// all of them together, so one member alone gets the whole port bandwidth). A connection
+/// through a switch still costs alpha_us + port_beta_us_per_mb * size per transfer.
 struct Switch {
   std::string name;
   std::vector<int> ranks;
   double alpha_us = 0.0;
   double port_beta_us_per_mb = 0.0;
   std::string kind = "switch";  // nvswitch, ib, ...
+  std::vector<int> port_group = {};  // empty: one port per member; else port id per member
 
   bool operator==(const Switch&) const = default;
+
+  /// Number of ports: ranks.size() without port_group, else the number of distinct ids.
+  int num_ports() const;
+  /// Port id of ranks[member] (member itself without port_group).
+  int port_of_member(size_t member) const;
+  /// Port id of `rank`, or -1 when the rank is not on this switch.
+  int port_of_rank(int rank) const;
+  /// The member ranks of every port, port_members()[p] ascending in member order.
+  std::vector<std::vector<int>> port_members() const;
+  /// Whether some port is shared by two or more ranks.
+  bool has_shared_ports() const;
 };
 
 /// One way to move data from src to dst in a single hop: a direct link or a switch.
@@ -80,7 +98,7 @@ struct Topology {
 /// Checks a topology and throws UserError naming `file` (may be empty), the field and the
 /// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
 /// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,
-/// unreachable ranks.
+/// switch port groups of the wrong size or with ids that are not 0..P-1, unreachable ranks.
 void validate(const Topology& topology, const std::string& file = "");
 
 /// Human-readable multi-line summary (for debugging and test failure messages).

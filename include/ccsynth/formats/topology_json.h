@@ -1,7 +1,8 @@
 #pragma once
 // Topology JSON, "format": "ccsynth-topology", "version": 1, exactly as formats/ccsynth-json.md
 // in shared/ describes it: name, ranks, nodes, directed links (src, dst, lanes, alpha_us,
-// beta_us_per_mb, kind) and switches (name, ranks, alpha_us, port_beta_us_per_mb, kind).
+// beta_us_per_mb, kind) and switches (name, ranks, alpha_us, port_beta_us_per_mb, kind), plus
+// ccsynth's optional switch "port_group" (ports shared by several ranks; docs/topologies.md).
 
 #include <string>
 
@@ -16,7 +17,7 @@ Json topology_to_json(const Topology& topology);
 /// Reads a topology document and validates it (core's validate); errors are UserErrors naming
 /// `file`, the field ("links[3].lanes") and the reason. Optional fields: "nodes" (default: one
 /// node with every rank), "switches" (none), a link's "lanes" (1) and "kind" ("generic"), a
-/// switch's "kind" ("switch"); "extra" is ignored.
+/// switch's "kind" ("switch") and "port_group" (empty: one port per rank); "extra" is ignored.
 Topology topology_from_json(const Json& json, const std::string& file);
 
 /// read_json_file + topology_from_json.
