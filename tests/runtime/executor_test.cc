@@ -406,6 +406,22 @@ TEST(CpuExecutorScale, HundredsOfThreadblocksDirectAlltoall) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+TEST(CpuExecutorScale, SixtyFourRanksWithHundredsOfThreadblocks) {
+  // Recursive halving-doubling on a 64-rank hypercube: every rank talks to 6 peers.
+  const Topology t = topologies::make_builtin("hypercube:6");
+  const Collective c = make_collective(CollectiveKind::kAllReduce, 64);
+  const Program p = compiler::compile(synth::make_baseline(synth::BaselineKind::kRhd, c, t));
+  size_t tbs = 0;
+  for (const GpuProgram& g : p.gpus) tbs += g.threadblocks.size();
+  EXPECT_GE(tbs, 300u);
+  HarnessOptions o = checked(DataType::kInt32, ReduceOp::kSum);
+  o.exec.workers = 2;
+  o.exec.slices = 2;
+  o.collective = &c;
+  const HarnessResult r = run_program(p, 64 * 4 * 4, o);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
 TEST(CpuExecutor, InPlaceAllgatherAndReducescatter) {
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
                               CollectiveKind::kAllReduce}) {
