@@ -35,7 +35,8 @@ struct Resources {
   };
   struct Hub {
     std::vector<int> ranks;
-    double bytes_per_us;  // one port
+    std::vector<std::vector<int>> ports;  // member ranks per port (Switch::port_members)
+    double bytes_per_us;  // one port, per direction
     double alpha_us;
   };
   std::vector<Edge> links;
@@ -49,7 +50,8 @@ Resources resources_of(const Topology& t, const BoundOptions& o) {
                        l.alpha_us * o.alpha_factor});
   }
   for (const Switch& s : t.switches) {
-    r.switches.push_back({s.ranks, kBytesPerMb / (s.port_beta_us_per_mb * o.beta_factor),
+    r.switches.push_back({s.ranks, s.port_members(),
+                          kBytesPerMb / (s.port_beta_us_per_mb * o.beta_factor),
                           s.alpha_us * o.alpha_factor});
   }
   return r;
@@ -68,9 +70,14 @@ double cut_time(const Resources& res, const std::vector<char>& inside, double ne
     }
   }
   for (const auto& h : res.switches) {
-    int in = 0;
-    for (int r : h.ranks) in += inside[r] ? 1 : 0;
-    const int ports = std::min<int>(in, static_cast<int>(h.ranks.size()) - in);
+    // A transfer into the set holds the ingress of a port with a member inside and the egress
+    // of a port with a member outside; a port shared by several ranks counts once.
+    int in = 0, out = 0;
+    for (const std::vector<int>& port : h.ports) {
+      in += std::any_of(port.begin(), port.end(), [&](int r) { return inside[r] != 0; });
+      out += std::any_of(port.begin(), port.end(), [&](int r) { return inside[r] == 0; });
+    }
+    const int ports = std::min(in, out);
     if (ports > 0) {
       capacity += ports * h.bytes_per_us;
       alpha = std::min(alpha, h.alpha_us);
@@ -98,8 +105,9 @@ double cut_bound(const Resources& res, const std::vector<ChunkNeed>& chunks,
   return cut_time(res, inside, need_into(chunks, inside, chunk_bytes));
 }
 
-// Max-flow (Dinic) on ranks plus one hub node per switch; used to find tight cuts on large
-// topologies. Returns the source side of a minimum s-t cut (ranks only).
+// Max-flow (Dinic) on ranks plus one hub node per switch (and an egress and an ingress node per
+// shared port); used to find tight cuts on large topologies. Returns the source side of a
+// minimum s-t cut (ranks only).
 class MaxFlow {
  public:
   explicit MaxFlow(int nodes) : graph_(nodes), level_(nodes), next_(nodes) {}
@@ -160,13 +168,30 @@ class MaxFlow {
 };
 
 MaxFlow flow_network(const Topology& t, const Resources& res) {
-  MaxFlow flow(t.num_ranks + static_cast<int>(res.switches.size()));
+  constexpr double kUnbounded = 1e18;  // member -> shared port node: the port is the limit
+  int nodes = t.num_ranks + static_cast<int>(res.switches.size());
+  for (const auto& h : res.switches) {
+    for (const auto& port : h.ports) nodes += port.size() > 1 ? 2 : 0;
+  }
+  MaxFlow flow(nodes);
   for (const auto& e : res.links) flow.add(e.src, e.dst, e.bytes_per_us);
+  int next = t.num_ranks + static_cast<int>(res.switches.size());
   for (size_t s = 0; s < res.switches.size(); ++s) {
     const int hub = t.num_ranks + static_cast<int>(s);
-    for (int r : res.switches[s].ranks) {
-      flow.add(r, hub, res.switches[s].bytes_per_us);  // egress port
-      flow.add(hub, r, res.switches[s].bytes_per_us);  // ingress port
+    const double cap = res.switches[s].bytes_per_us;
+    for (const auto& port : res.switches[s].ports) {
+      if (port.size() == 1) {
+        flow.add(port[0], hub, cap);  // egress port
+        flow.add(hub, port[0], cap);  // ingress port
+        continue;
+      }
+      const int egress = next++, ingress = next++;
+      flow.add(egress, hub, cap);
+      flow.add(hub, ingress, cap);
+      for (int r : port) {
+        flow.add(r, egress, kUnbounded);
+        flow.add(ingress, r, kUnbounded);
+      }
     }
   }
   return flow;
@@ -203,14 +228,27 @@ std::vector<int> hops_from(const Topology& t, int src) {
   return dist;
 }
 
-// Candidate cuts for topologies too large to enumerate: node groups, contiguous halves and
-// minimum cuts between far-apart ranks.
+// Candidate cuts for topologies too large to enumerate: node groups, the ranks sharing a switch
+// port (their port counts once), contiguous halves and minimum cuts between far-apart ranks.
 std::vector<std::vector<char>> candidate_cuts(const Topology& t, const Resources& res) {
   const int n = t.num_ranks;
   std::vector<std::vector<char>> cuts;
   for (const auto& node : t.nodes) {
     std::vector<char> in(n, 0);
     for (int r : node) in[r] = 1;
+    cuts.push_back(in);
+  }
+  std::vector<std::vector<int>> shared;
+  for (const auto& h : res.switches) {
+    for (const auto& port : h.ports) {
+      if (port.size() > 1) shared.push_back(port);
+    }
+  }
+  std::sort(shared.begin(), shared.end());
+  shared.erase(std::unique(shared.begin(), shared.end()), shared.end());
+  for (const auto& port : shared) {
+    std::vector<char> in(n, 0);
+    for (int r : port) in[r] = 1;
     cuts.push_back(in);
   }
   for (int offset : {0, n / 4}) {
@@ -304,7 +342,8 @@ double latency_bound(const Collective& c, const std::vector<ChunkNeed>& chunks,
 }
 
 // The cuts around single ranks, all at once in O(sum of chunk sizes): ingress of r (the set
-// {r}) and egress of r (everything but r).
+// {r}) and egress of r (everything but r). A rank alone may use the whole of a shared port;
+// the ranks sharing a port are bounded together.
 double single_rank_bound(const Topology& t, const Resources& res,
                          const std::vector<ChunkNeed>& chunks, double chunk_bytes) {
   const int n = t.num_ranks;
@@ -346,10 +385,30 @@ double single_rank_bound(const Topology& t, const Resources& res,
     bound = std::max({bound, term(need_in[r], cap_in[r], alpha_in[r]),
                       term(need_out[r], cap_out[r], alpha_out[r])});
   }
+  // Ranks M sharing a switch port: every rank of M receives its own transfers (distinct ones
+  // for distinct ranks) through its own resources, the shared port's ingress counted once for
+  // all of M; likewise egress. Sum of need <= T * (sum of their capacities - (|M|-1) port).
+  for (const auto& h : res.switches) {
+    for (const std::vector<int>& port : h.ports) {
+      if (port.size() < 2) continue;
+      const double shared = h.bytes_per_us * static_cast<double>(port.size() - 1);
+      double in = 0.0, out = 0.0, c_in = -shared, c_out = -shared, a_in = kInf, a_out = kInf;
+      for (int r : port) {
+        in += need_in[r];
+        out += need_out[r];
+        c_in += cap_in[r];
+        c_out += cap_out[r];
+        a_in = std::min(a_in, alpha_in[r]);
+        a_out = std::min(a_out, alpha_out[r]);
+      }
+      bound = std::max({bound, term(in, c_in, a_in), term(out, c_out, a_out)});
+    }
+  }
   return bound;
 }
 
-// Total-traffic bound: every transfer occupies at least one link lane or switch ingress port.
+// Total-traffic bound: every transfer occupies at least one link lane or switch ingress port
+// (a port shared by several ranks once).
 // A non-combining chunk needs one transfer per destination that lacks it; a combining chunk
 // whose contributors and destinations are the same set of k ranks needs 2(k-1) (one-way
 // gossip: every contribution must leave its rank before the first rank is complete, and every
@@ -378,7 +437,7 @@ double total_traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources
     alpha = std::min(alpha, e.alpha_us);
   }
   for (const auto& h : res.switches) {
-    capacity += h.bytes_per_us * h.ranks.size();
+    capacity += h.bytes_per_us * static_cast<double>(h.ports.size());
     alpha = std::min(alpha, h.alpha_us);
   }
   if (capacity <= 0.0) return kInf;

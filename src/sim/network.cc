@@ -20,12 +20,20 @@ Network::Network(const Topology& topology) : topology_(topology) {
   }
   switch_egress_group_.resize(topology.switches.size());
   for (size_t s = 0; s < topology.switches.size(); ++s) {
+    // One egress and one ingress group per port; ranks sharing a port share both.
+    const Switch& sw = topology.switches[s];
     switch_egress_group_[s].assign(topology.num_ranks, -1);
-    for (int r : topology.switches[s].ranks) {
+    std::vector<int> port_egress(std::max(0, sw.num_ports()), -1);
+    for (size_t i = 0; i < sw.ranks.size(); ++i) {
+      const int r = sw.ranks[i];
       if (r < 0 || r >= topology.num_ranks) continue;
+      int& egress = port_egress[sw.port_of_member(i)];
+      if (egress < 0) {
+        egress = add_group(1);
+        add_group(1);  // ingress
+      }
       switches_of_[r].push_back(static_cast<int>(s));
-      switch_egress_group_[s][r] = add_group(1);
-      add_group(1);  // ingress
+      switch_egress_group_[s][r] = egress;
     }
   }
 }
@@ -182,7 +190,8 @@ std::vector<LinkUsage> Network::usage(double time_us) const {
     add(topology_.links[i].src, topology_.links[i].dst, static_cast<int>(i));
   }
   for (size_t s = 0; s < topology_.switches.size(); ++s) {
-    for (int r : topology_.switches[s].ranks) {
+    for (const std::vector<int>& port : topology_.switches[s].port_members()) {
+      const int r = port.empty() ? -1 : port.front();  // a shared port once, as its first rank
       if (r < 0 || r >= topology_.num_ranks) continue;
       add(r, -1, switch_egress_group_[s][r]);
       add(-1, r, switch_egress_group_[s][r] + 1);

@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <numeric>
+#include <set>
 
 #include "baselines_detail.h"
 
@@ -92,19 +93,37 @@ Net::Net(const Topology& topology)
 
 namespace {
 
-// Remaining lanes of every link and ports of every switch while rings are carved out.
+// Remaining lanes of every link and ports of every switch while rings are carved out. Ranks
+// sharing a switch port (Switch::port_group) share its one egress and one ingress use.
 class Capacity {
  public:
   explicit Capacity(const Topology& t) : t_(t), lanes_(t.num_ranks, std::vector<int>(t.num_ranks, 0)) {
     for (const Link& l : t.links) lanes_[l.src][l.dst] += l.lanes;
-    egress_.assign(t.switches.size(), std::vector<int>(t.num_ranks, 0));
-    ingress_ = egress_;
+    port_of_.assign(t.switches.size(), std::vector<int>(t.num_ranks, -1));
+    egress_.resize(t.switches.size());
     for (size_t s = 0; s < t.switches.size(); ++s) {
-      for (int r : t.switches[s].ranks) egress_[s][r] = ingress_[s][r] = 1;
+      const Switch& sw = t.switches[s];
+      for (size_t i = 0; i < sw.ranks.size(); ++i) port_of_[s][sw.ranks[i]] = sw.port_of_member(i);
+      egress_[s].assign(sw.num_ports(), 1);
     }
+    ingress_ = egress_;
   }
 
   int lanes(int a, int b) const { return lanes_[a][b]; }
+  // The shared switch ports (ids) that a -> b would hold: a path may use each only once, since
+  // unlike a rank's own port several of its ranks can be on one path. Empty on a free lane.
+  std::vector<int> shared_ports(int a, int b) const {
+    if (lanes_[a][b] > 0) return {};
+    const int s = port_switch(a, b);
+    if (s < 0) return {};
+    std::vector<int> out;
+    const int pa = port_of_[s][a], pb = port_of_[s][b];
+    if (t_.switches[s].has_shared_ports()) {
+      const int base = 2 * t_.num_ranks * s;  // a switch has at most num_ranks ports
+      out = {base + 2 * pa, base + 2 * pb + 1};  // egress of a's port, ingress of b's
+    }
+    return out;
+  }
   bool available(int a, int b) const { return lanes_[a][b] > 0 || port_switch(a, b) >= 0; }
   // Consumes one lane (or a switch's ports) for a -> b; false when nothing is left.
   bool take(int a, int b) {
@@ -114,8 +133,8 @@ class Capacity {
     }
     const int s = port_switch(a, b);
     if (s < 0) return false;
-    --egress_[s][a];
-    --ingress_[s][b];
+    --egress_[s][port_of_[s][a]];
+    --ingress_[s][port_of_[s][b]];
     return true;
   }
   // Upper bound on rings: the fewest outgoing lanes + switch ports of any rank in `subset`.
@@ -124,7 +143,9 @@ class Capacity {
     for (int a : subset) {
       int out = 0;
       for (int b : subset) out += (a != b) ? lanes_[a][b] : 0;
-      for (size_t s = 0; s < egress_.size(); ++s) out += egress_[s][a];
+      for (size_t s = 0; s < egress_.size(); ++s) {
+        if (port_of_[s][a] >= 0) out += egress_[s][port_of_[s][a]];
+      }
       bound = std::min(bound, out);
     }
     return bound;
@@ -133,14 +154,18 @@ class Capacity {
  private:
   int port_switch(int a, int b) const {
     for (size_t s = 0; s < egress_.size(); ++s) {
-      if (egress_[s][a] > 0 && ingress_[s][b] > 0) return static_cast<int>(s);
+      const int pa = port_of_[s][a], pb = port_of_[s][b];
+      if (pa >= 0 && pb >= 0 && egress_[s][pa] > 0 && ingress_[s][pb] > 0) {
+        return static_cast<int>(s);
+      }
     }
     return -1;
   }
 
   const Topology& t_;
   std::vector<std::vector<int>> lanes_;
-  std::vector<std::vector<int>> egress_, ingress_;
+  std::vector<std::vector<int>> port_of_;          // switch -> rank -> port id, or -1
+  std::vector<std::vector<int>> egress_, ingress_;  // switch -> port -> uses left
 };
 
 constexpr long kPathBudget = 20000;     // DFS expansions per ring/path search (bounds failures)
@@ -149,10 +174,14 @@ constexpr int kNearVariants = 6;        // candidate orders tried without, then 
 
 // Depth-first search for a Hamiltonian cycle (or path when !close) over `subset` starting at
 // subset[0], over edges `ok(a, b)`. `variant` perturbs the candidate order (Warnsdorff's rule:
-// fewest onward options first, then most remaining lanes).
+// fewest onward options first, then most remaining lanes). `claims(a, b)` (optional) lists
+// resources the edge holds exclusively (shared switch ports): no two edges of the result share
+// one.
+using Claims = std::function<std::vector<int>(int, int)>;
 std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool close, int variant,
                                             const std::function<bool(int, int)>& ok,
-                                            const std::function<int(int, int)>& weight) {
+                                            const std::function<int(int, int)>& weight,
+                                            const Claims& claims = {}) {
   const int m = static_cast<int>(subset.size());
   if (m == 1) return subset;
   // Edges and weights by subset index, computed once (capacities do not change during a search).
@@ -196,14 +225,26 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
     }
     return !close || start_in || static_cast<int>(path.size()) == m;
   };
+  std::set<int> held;  // claimed resources of the path's edges
+  auto free_edge = [&](int i, int j) {
+    if (!claims) return true;
+    for (int c : claims(subset[i], subset[j])) {
+      if (held.count(c)) return false;
+    }
+    return true;
+  };
+  auto hold = [&](int i, int j, bool take) {
+    if (!claims) return;
+    for (int c : claims(subset[i], subset[j])) take ? (void)held.insert(c) : (void)held.erase(c);
+  };
   std::function<bool()> dfs = [&]() -> bool {
     if (--budget < 0) return false;
     const int a = at.back();
-    if (static_cast<int>(path.size()) == m) return !close || edge[a][0];
+    if (static_cast<int>(path.size()) == m) return !close || (edge[a][0] && free_edge(a, 0));
     if (!completable()) return false;
     std::vector<std::pair<std::tuple<int, int, int, int>, int>> cands;
     for (int i = 0; i < m; ++i) {
-      if (used[i] || !edge[a][i]) continue;
+      if (used[i] || !edge[a][i] || !free_edge(a, i)) continue;
       int onward = 0;
       for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && edge[i][j]);
       const int far = variant >= kNearVariants ? -dist[i] : 0;
@@ -214,7 +255,9 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
       used[i] = 1;
       path.push_back(subset[i]);
       at.push_back(i);
+      hold(a, i, true);
       if (dfs()) return true;
+      hold(a, i, false);
       at.pop_back();
       path.pop_back();
       used[i] = 0;
@@ -247,7 +290,8 @@ std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
            static_cast<int>(found.size()) < bound) {
       auto ok = [&cap](int a, int b) { return cap.available(a, b); };
       auto weight = [&cap](int a, int b) { return cap.lanes(a, b); };
-      auto ring = hamiltonian(subset, true, variant, ok, weight);
+      auto claims = [&cap](int a, int b) { return cap.shared_ports(a, b); };
+      auto ring = hamiltonian(subset, true, variant, ok, weight, claims);
       if (!ring) break;
       const int m = static_cast<int>(ring->size());
       for (int i = 0; i < m; ++i) cap.take((*ring)[i], (*ring)[(i + 1) % m]);

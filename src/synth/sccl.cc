@@ -109,9 +109,10 @@ BandwidthModel bandwidth_model(const Topology& topology) {
   BandwidthModel model;
   model.name = topology.name;
   model.num_ranks = topology.num_ranks;
-  // Switch ports: one egress and one ingress constraint per member rank, over the pairs whose
-  // chosen connection is that switch.
-  std::map<std::pair<int, int>, BandwidthConstraint> ports;  // (switch, +/-rank) -> constraint
+  // Switch ports: one egress and one ingress constraint per port (per member rank, or per
+  // group of ranks sharing a port, Switch::port_group), over the pairs whose chosen connection
+  // is that switch.
+  std::map<std::pair<int, int>, BandwidthConstraint> ports;  // (switch, +/-port) -> constraint
   for (const Connection& c : topology.connections()) {
     if (c.link_index >= 0) {
       const Link& link = topology.links[c.link_index];
@@ -119,15 +120,22 @@ BandwidthModel bandwidth_model(const Topology& topology) {
                                    link.lanes,
                                    "link " + std::to_string(c.src) + "->" + std::to_string(c.dst)});
     } else if (c.switch_index >= 0) {
-      const std::string& name = topology.switches[c.switch_index].name;
-      BandwidthConstraint& out = ports[{c.switch_index, c.src + 1}];
+      const Switch& sw = topology.switches[c.switch_index];
+      // A shared port is labelled by its first member rank, as the simulator reports it.
+      auto port_label = [&sw](int rank) {
+        const int port = sw.port_of_rank(rank);
+        return sw.has_shared_ports() ? "port " + std::to_string(port) + " (rank " +
+                                           std::to_string(sw.port_members()[port].front()) + ")"
+                                     : std::to_string(rank);
+      };
+      BandwidthConstraint& out = ports[{c.switch_index, sw.port_of_rank(c.src) + 1}];
       out.edges.push_back({c.src, c.dst});
       out.chunks_per_round = 1;
-      out.label = "switch " + name + " egress " + std::to_string(c.src);
-      BandwidthConstraint& in = ports[{c.switch_index, -(c.dst + 1)}];
+      out.label = "switch " + sw.name + " egress " + port_label(c.src);
+      BandwidthConstraint& in = ports[{c.switch_index, -(sw.port_of_rank(c.dst) + 1)}];
       in.edges.push_back({c.src, c.dst});
       in.chunks_per_round = 1;
-      in.label = "switch " + name + " ingress " + std::to_string(c.dst);
+      in.label = "switch " + sw.name + " ingress " + port_label(c.dst);
     }
   }
   for (auto& [key, constraint] : ports) model.constraints.push_back(std::move(constraint));

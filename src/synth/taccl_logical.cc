@@ -189,6 +189,10 @@ LogicalTopology make_logical_topology(const Sketch& sketch, const Topology& topo
     l.beta_us_per_mb = c.beta_us_per_mb;
     l.lanes = std::max(1, c.lanes);
     l.port = c.switch_index;
+    if (l.port >= 0) {
+      l.send_port = topology.switches[l.port].port_of_rank(c.src);
+      l.recv_port = topology.switches[l.port].port_of_rank(c.dst);
+    }
     const int a = lt.local_of[c.src], b = lt.local_of[c.dst];
     if (lt.node_of[c.src] == lt.node_of[c.dst]) {
       if (!intranode_kept(sketch.intranode, a, b, l.hyperedge)) continue;

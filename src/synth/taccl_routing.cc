@@ -317,8 +317,8 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
       const double lat = link.lat_us(bytes_);
       link_load[l][v] += lat / link.lanes;
       if (link.port >= 0) {
-        send_port[{link.src, link.port}][v] += lat;
-        recv_port[{link.dst, link.port}][v] += lat;
+        send_port[{link.port, link.send_port}][v] += lat;  // a shared port's load is summed
+        recv_port[{link.port, link.recv_port}][v] += lat;
       }
     }
   }

@@ -44,7 +44,8 @@ std::vector<int> topological_order(const std::vector<Transfer>& transfers) {
 struct Resources {
   std::vector<int> slot_base;                   // link -> first slot
   std::vector<int> slot_link;                   // slot -> link
-  std::map<std::pair<int, int>, int> send_port;  // (rank, switch) -> index
+  std::map<std::pair<int, int>, int> send_port;  // (switch, port) -> index; ranks sharing a
+                                                 // port share its index
   std::map<std::pair<int, int>, int> recv_port;
 
   explicit Resources(const LogicalTopology& lt) {
@@ -52,8 +53,9 @@ struct Resources {
       slot_base.push_back(static_cast<int>(slot_link.size()));
       for (int lane = 0; lane < lt.links[l].lanes; ++lane) slot_link.push_back(static_cast<int>(l));
       if (lt.links[l].port >= 0) {
-        send_port.try_emplace({lt.links[l].src, lt.links[l].port}, static_cast<int>(send_port.size()));
-        recv_port.try_emplace({lt.links[l].dst, lt.links[l].port}, static_cast<int>(recv_port.size()));
+        const LogicalLink& link = lt.links[l];
+        send_port.try_emplace({link.port, link.send_port}, static_cast<int>(send_port.size()));
+        recv_port.try_emplace({link.port, link.recv_port}, static_cast<int>(recv_port.size()));
       }
     }
   }
@@ -217,15 +219,15 @@ Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTo
     missing[t] = static_cast<int>(transfers[t].preds.size());
     if (missing[t] == 0) ready.push_back(t);
   }
-  auto port_of = [&](const std::map<std::pair<int, int>, int>& ports, int rank, int port) {
-    return port < 0 ? -1 : ports.at({rank, port});
+  auto port_of = [&](const std::map<std::pair<int, int>, int>& ports, int sw, int port) {
+    return sw < 0 ? -1 : ports.at({sw, port});
   };
   std::vector<int> base_of(n), sport(n), rport(n);
   for (int t = 0; t < n; ++t) {
     const LogicalLink& link = lt.links[transfers[t].link];
     base_of[t] = res.slot_base[transfers[t].link];
-    sport[t] = port_of(res.send_port, link.src, link.port);
-    rport[t] = port_of(res.recv_port, link.dst, link.port);
+    sport[t] = port_of(res.send_port, link.port, link.send_port);
+    rport[t] = port_of(res.recv_port, link.port, link.recv_port);
   }
   for (int done = 0; done < n; ++done) {
     CCSYNTH_CHECK(!ready.empty()) << "no transfer ready";

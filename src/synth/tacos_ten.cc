@@ -444,19 +444,32 @@ std::vector<TenLink> ten_links(const Topology& topology, double chunk_bytes, int
     const int automatic = offsets.empty() ? n - 1 : static_cast<int>(offsets.size());
     const int d = switch_degree == 0 ? automatic : std::min(switch_degree, n - 1);
     offsets.insert(offsets.end(), partial.begin(), partial.end());
-    std::vector<std::pair<int, int>> added;
+    std::vector<std::vector<int>> targets(n);
+    std::vector<int> port_out(sw->num_ports(), 0), port_in(sw->num_ports(), 0);
     for (int i = 0; i < n; ++i) {
       const int src = sw->ranks[i];
-      std::vector<int> targets;
-      for (size_t o = 0; o < offsets.size() && static_cast<int>(targets.size()) < d; ++o) {
-        const int dst = sw->ranks[(i + offsets[o]) % n];
-        if (!connected.count({src, dst})) targets.push_back(dst);
+      for (size_t o = 0; o < offsets.size() && static_cast<int>(targets[i].size()) < d; ++o) {
+        const int j = (i + offsets[o]) % n;
+        if (connected.count({src, sw->ranks[j]})) continue;
+        targets[i].push_back(j);
+        ++port_out[sw->port_of_member(i)];
+        ++port_in[sw->port_of_member(j)];
       }
-      // The links out of a rank share its egress port: each gets 1/|targets| of it.
-      const double beta = sw->port_beta_us_per_mb * static_cast<double>(targets.size());
-      for (int dst : targets) {
-        out.push_back({src, dst, 1, sw->alpha_us + transfer_us(beta, chunk_bytes)});
-        added.push_back({src, dst});
+    }
+    std::vector<std::pair<int, int>> added;
+    for (int i = 0; i < n; ++i) {
+      const int p = sw->port_of_member(i);
+      for (int j : targets[i]) {
+        // The links out of a port share its egress: each gets 1/(links out of the port) of it,
+        // counting every rank on a shared port (Switch::port_group); a shared port's ingress is
+        // split the same way.
+        const int q = sw->port_of_member(j);
+        const int share = sw->has_shared_ports() ? std::max(port_out[p], port_in[q])
+                                                  : static_cast<int>(targets[i].size());
+        const double beta = sw->port_beta_us_per_mb * static_cast<double>(share);
+        out.push_back({sw->ranks[i], sw->ranks[j], 1,
+                       sw->alpha_us + transfer_us(beta, chunk_bytes)});
+        added.push_back({sw->ranks[i], sw->ranks[j]});
       }
     }
     connected.insert(added.begin(), added.end());

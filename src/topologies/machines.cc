@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <tuple>
 #include <utility>
 
 #include "ccsynth/core/error.h"
@@ -138,7 +140,7 @@ namespace {
 struct NicModel {
   std::vector<std::vector<int>> groups;  // per fabric switch: local GPUs on it
   bool rails = false;                    // one switch per group (rail) instead of one "ib"
-  int gpus_per_nic = 1;                  // port beta = NIC beta * GPUs sharing the NIC
+  int gpus_per_nic = 1;                  // consecutive GPUs of a group that share one NIC port
   double nic_beta_us_per_mb = kIbBetaUsPerMb;
 };
 
@@ -156,8 +158,8 @@ NicModel nic_model(const std::string& name) {
     m.groups = {{0, 1}};
     m.gpus_per_nic = 2;
   } else if (name == "dgx2") {
-    // TACCL sec. 7: 8 NICs, each shared by GPUs 2k and 2k+1 (hence 2 * beta_IB, as in the
-    // dgx2-sk-2 sketch).
+    // TACCL sec. 7: 8 NICs, each shared by GPUs 2k and 2k+1 (one port per NIC; the dgx2-sk-2
+    // sketch's 2 * beta_IB is what each GPU gets when both send at once).
     m.groups = {rank_range(0, 16)};
     m.gpus_per_nic = 2;
   } else if (name == "ndv4" || name == "dgxh100") {
@@ -195,24 +197,37 @@ Topology make_multi_node(const std::string& name, int num_nodes) {
       t.switches.push_back(std::move(sw));
     }
   }
-  // The IB fabric: a switch whose port for a GPU carries that GPU's share of its NIC.
-  const double port_beta = nic.nic_beta_us_per_mb * nic.gpus_per_nic;
-  std::vector<int> all;
+  // The IB fabric: a switch with one port per physical NIC at the NIC's beta; the GPUs sharing
+  // a NIC share its port (Switch::port_group), so one GPU alone can drive the whole NIC.
+  // (rank, NIC key) per member; the key is (node, group, NIC within the group).
+  using Member = std::pair<int, std::tuple<int, size_t, int>>;
+  auto add_fabric = [&](std::string name, std::vector<Member> members) {
+    std::sort(members.begin(), members.end());
+    std::map<std::tuple<int, size_t, int>, int> port_of;
+    std::vector<int> ranks, ports;
+    for (const auto& [rank, key] : members) {
+      ranks.push_back(rank);
+      ports.push_back(port_of.emplace(key, static_cast<int>(port_of.size())).first->second);
+    }
+    add_switch(t, std::move(name), std::move(ranks), kIbAlphaUs, nic.nic_beta_us_per_mb, "ib");
+    if (nic.gpus_per_nic > 1) t.switches.back().port_group = std::move(ports);
+  };
+  std::vector<Member> all;
   for (size_t g = 0; g < nic.groups.size(); ++g) {
-    std::vector<int> ranks;
+    std::vector<Member> members;
     for (int n = 0; n < num_nodes; ++n) {
-      for (int local : nic.groups[g]) ranks.push_back(n * per_node + local);
+      for (size_t i = 0; i < nic.groups[g].size(); ++i) {
+        const int nic_index = static_cast<int>(i) / nic.gpus_per_nic;
+        members.push_back({n * per_node + nic.groups[g][i], {n, g, nic_index}});
+      }
     }
     if (nic.rails) {
-      add_switch(t, "ib_rail" + std::to_string(g), std::move(ranks), kIbAlphaUs, port_beta, "ib");
+      add_fabric("ib_rail" + std::to_string(g), std::move(members));
     } else {
-      all.insert(all.end(), ranks.begin(), ranks.end());
+      all.insert(all.end(), members.begin(), members.end());
     }
   }
-  if (!nic.rails) {
-    std::sort(all.begin(), all.end());
-    add_switch(t, "ib", std::move(all), kIbAlphaUs, port_beta, "ib");
-  }
+  if (!nic.rails) add_fabric("ib", std::move(all));
   return t;
 }
 

@@ -203,8 +203,12 @@ TEST(TopologyJson, ShippedExamplesAreValid) {
     const std::string path = std::string(CCSYNTH_SOURCE_DIR) + "/examples/topologies/" + name;
     EXPECT_NO_THROW(read_topology_file(path)) << path;
   }
-  EXPECT_EQ(read_topology_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/topologies/dgx1.json"),
-            topologies::make_builtin("dgx1"));
+  for (const char* name : {"dgx1", "ndv2x2", "dgx2x2"}) {  // exported built-ins
+    EXPECT_EQ(read_topology_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/topologies/" + name +
+                                 ".json"),
+              topologies::make_builtin(name))
+        << name;
+  }
 }
 
 }  // namespace

@@ -92,6 +92,41 @@ TEST(Bounds, ProtocolFactorsScale) {
   EXPECT_NEAR(scaled.ingress_egress_us, 1.0 + 3 * 20.0 / 2.0, 1e-9);
 }
 
+TEST(Bounds, SharedPortCountsOnce) {
+  // 4 ranks, ports {0, 1} and {2, 3}, 10 us/MiB, no alpha. Allgather of 1 MiB: ranks 0 and 1
+  // each receive 3 chunks, all through their shared ingress: 6 x 10 us. With a port each,
+  // every rank's ingress needs 3 x 10.
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 4);
+  const Topology shared = testing::shared_switch_topology(4, 2, 0.0, 10.0);
+  const LowerBound b = lower_bound(shared, ag, 1 << 20);
+  EXPECT_NEAR(b.ingress_egress_us, 60.0, 1e-9);
+  EXPECT_NEAR(b.lower_bound_us, 60.0, 1e-9);
+  EXPECT_NEAR(lower_bound(testing::switch_topology(4, 0.0, 10.0), ag, 1 << 20).lower_bound_us,
+              30.0, 1e-9);
+  // Cuts see at most 3 chunks entering through one port ({0}: 3 x 10; {0, 1}: 2 x 10, the
+  // shared port counted once); total traffic: 12 transfers over 2 ingress ports.
+  EXPECT_NEAR(b.cut_us, 30.0, 1e-9);
+  EXPECT_NEAR(b.total_traffic_us, 60.0, 1e-9);
+  // The direct allgather reaches it.
+  SimOptions o;
+  o.pipelining = false;
+  o.memory_bandwidth_gbps = 0.0;
+  EXPECT_NEAR(simulate(testing::direct_allgather(4), shared, 1 << 20, o).time_us, 60.0, 1e-9);
+}
+
+TEST(Bounds, SharedNicCutOverNodes) {
+  // 3 nodes of 2 ranks with a 5 us/MiB link inside; each node's pair shares a 20 us/MiB port.
+  // Node {0, 1} must receive 4 chunks through one port: 4 x 20 = 80 (each rank alone: 5 chunks
+  // through link + port, 5 / (1/5 + 1/20) = 20). The candidate cuts (exact up to 14 ranks)
+  // find it either way.
+  const Topology t = testing::two_per_nic_topology(3, 0.0, 5.0, 20.0);
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 6);
+  EXPECT_NEAR(lower_bound(t, ag, 1 << 20).cut_us, 80.0, 1e-9);
+  BoundOptions candidates;
+  candidates.exact_cut_max_ranks = 0;
+  EXPECT_NEAR(lower_bound(t, ag, 1 << 20, candidates).cut_us, 80.0, 1e-9);
+}
+
 TEST(Bounds, RejectsRankMismatch) {
   EXPECT_THROW(lower_bound(ring_topology(4, 1.0, 1.0),
                            make_collective(CollectiveKind::kAllGather, 5), 1024),
@@ -125,6 +160,18 @@ std::vector<Case> cases() {
     out.push_back({"ring-ar-bi", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0), ar});
     out.push_back({"ring-ar-switch", testing::ring_allreduce(n),
                    testing::switch_topology(n, 1.0, 5.0), ar});
+    out.push_back({"direct-ag-shared", testing::direct_allgather(n),
+                   testing::shared_switch_topology(n, 2, 2.0, 8.0), ag});
+    out.push_back({"ring-ag-shared", testing::ring_allgather(n, 2),
+                   testing::shared_switch_topology(n, 2, 2.0, 8.0), ag});
+    out.push_back({"ring-ar-shared", testing::ring_allreduce(n),
+                   testing::shared_switch_topology(n, 3, 1.0, 5.0), ar});
+    if (n % 2 == 0) {
+      out.push_back({"direct-ag-two-per-nic", testing::direct_allgather(n),
+                     testing::two_per_nic_topology(n / 2, 1.0, 5.0, 20.0), ag});
+      out.push_back({"ring-ag-two-per-nic", testing::ring_allgather(n, 2),
+                     testing::two_per_nic_topology(n / 2, 1.0, 5.0, 20.0), ag});
+    }
   }
   return out;
 }
@@ -154,7 +201,7 @@ TEST(Bounds, SimulationNeverBeatsTheBound) {
       }
     }
   }
-  EXPECT_EQ(checked, 6 * 9 * 5 * 3 * 2);
+  EXPECT_EQ(checked, (6 * 12 + 4 * 2) * 5 * 3 * 2);
 }
 
 }  // namespace

@@ -39,6 +39,30 @@ inline Topology switch_topology(int n, double alpha_us, double port_beta_us_per_
   return t;
 }
 
+/// n ranks on one switch whose ports are shared by `per_port` consecutive ranks
+/// (Switch::port_group = r / per_port), like GPUs sharing a NIC.
+inline Topology shared_switch_topology(int n, int per_port, double alpha_us,
+                                       double port_beta_us_per_mb) {
+  Topology t = switch_topology(n, alpha_us, port_beta_us_per_mb);
+  t.name = "test-shared-switch:" + std::to_string(n);
+  for (int r = 0; r < n; ++r) t.switches[0].port_group.push_back(r / per_port);
+  return t;
+}
+
+/// Nodes of two ranks joined by a bidirectional link, every node's pair sharing one port of a
+/// switch over all ranks (a NIC shared by two GPUs with an NVLink between them).
+inline Topology two_per_nic_topology(int nodes, double alpha_us, double link_beta_us_per_mb,
+                                     double nic_beta_us_per_mb) {
+  Topology t = shared_switch_topology(2 * nodes, 2, alpha_us, nic_beta_us_per_mb);
+  t.name = "test-two-per-nic:" + std::to_string(nodes);
+  for (int n = 0; n < nodes; ++n) {
+    t.nodes.push_back({2 * n, 2 * n + 1});
+    t.links.push_back(Link{2 * n, 2 * n + 1, 1, alpha_us, link_beta_us_per_mb, "nvlink"});
+    t.links.push_back(Link{2 * n + 1, 2 * n, 1, alpha_us, link_beta_us_per_mb, "nvlink"});
+  }
+  return t;
+}
+
 using ccsynth::testing::make_step;
 using ccsynth::testing::mod;
 

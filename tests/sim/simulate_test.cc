@@ -226,6 +226,76 @@ TEST(Simulate, SwitchPortsSerializeIngress) {
   EXPECT_TRUE(found);
 }
 
+// Rank src sends its input to rank dst's output slot src, for every (src, dst) pair at once.
+Program point_to_point(int n, const std::vector<std::pair<int, int>>& pairs) {
+  Program p;
+  p.name = "pairs";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = n;
+  for (int r = 0; r < n; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 1;
+    g.output_chunks = n;
+    for (auto [src, dst] : pairs) {
+      Threadblock tb;
+      tb.id = static_cast<int>(g.threadblocks.size());
+      if (src == r) {
+        tb.send_peer = dst;
+        tb.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, src));
+      } else if (dst == r) {
+        tb.recv_peer = src;
+        tb.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, src));
+      } else {
+        continue;
+      }
+      g.threadblocks.push_back(tb);
+    }
+    p.gpus.push_back(g);
+  }
+  return p;
+}
+
+TEST(Simulate, SharedSwitchPortCarriesOneTransferPerDirection) {
+  // Ports {0, 1} and {2, 3} (a NIC per pair): 1 MiB at 1 + 10 us per transfer.
+  const Topology shared = testing::shared_switch_topology(4, 2, 1.0, 10.0);
+  const Topology own = testing::switch_topology(4, 1.0, 10.0);
+  const int64_t mib = 1 << 20;
+  // One rank alone gets the whole port.
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}}), shared, mib, synchronous()).time_us, 11.0, 1e-9);
+  // Two ranks sharing the egress (and here also the ingress) take twice as long ...
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), shared, mib, synchronous()).time_us,
+              22.0, 1e-9);
+  // ... while with a port each they run concurrently.
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), own, mib, synchronous()).time_us,
+              11.0, 1e-9);
+  // Only the ingress shared: 0 and 2 have their own egress ports but 4 and 5 share one.
+  const Topology ingress = testing::shared_switch_topology(6, 2, 1.0, 10.0);
+  EXPECT_NEAR(simulate(point_to_point(6, {{0, 4}, {2, 5}}), ingress, mib, synchronous()).time_us,
+              22.0, 1e-9);
+  EXPECT_NEAR(simulate(point_to_point(6, {{0, 4}, {2, 3}}), ingress, mib, synchronous()).time_us,
+              11.0, 1e-9);
+  // Egress and ingress of one port are independent: 0 -> 2 and 3 -> 1 at once.
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {3, 1}}), shared, mib, synchronous()).time_us,
+              11.0, 1e-9);
+}
+
+TEST(Simulate, SharedPortUsageIsReportedOnce) {
+  const Topology shared = testing::shared_switch_topology(4, 2, 1.0, 10.0);
+  const SimResult r = simulate(point_to_point(4, {{0, 2}, {1, 3}}), shared, 1 << 20, synchronous());
+  std::vector<std::pair<int, int>> ports;
+  for (const LinkUsage& u : r.links) {
+    ports.push_back({u.src, u.dst});
+    if (u.src == 0 && u.dst == -1) {
+      EXPECT_NEAR(u.busy_us, 22.0, 1e-9);  // both sends
+    }
+    if (u.src == -1 && u.dst == 2) {
+      EXPECT_NEAR(u.utilization, 1.0, 1e-9);
+    }
+  }
+  EXPECT_EQ(ports, (std::vector<std::pair<int, int>>{{0, -1}, {-1, 0}, {2, -1}, {-1, 2}}));
+}
+
 TEST(Simulate, MultiHopRouteIsCutThrough) {
   // 0 -> 1 -> 2 (no link 0 -> 2): the send holds both links for sum(alpha) + max(beta) * b.
   Topology t;

@@ -273,5 +273,32 @@ TEST(Baselines, HierOnNdv2RelaysThroughTheNicGpus) {
   EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
 }
 
+TEST(Baselines, RingsUseEachSharedNicPortOnce) {
+  // The NIC ports of clusters are shared by two GPUs (Switch::port_group): over all rings, each
+  // port's egress and ingress are used at most once.
+  for (const std::string name : {"ndv2x2", "dgx2x2", "dgx1x2"}) {
+    const Topology& t = topology(name);
+    const auto rings = find_rings(t, 16);
+    ASSERT_FALSE(rings.empty()) << name;
+    std::map<std::pair<int, int>, int> egress, ingress;
+    int crossings = 0;
+    for (const auto& ring : rings) {
+      for (size_t i = 0; i < ring.size(); ++i) {
+        const int a = ring[i], b = ring[(i + 1) % ring.size()];
+        const auto c = t.connection(a, b);
+        ASSERT_TRUE(c.has_value()) << name << " " << a << "->" << b;
+        if (c->switch_index < 0 || t.switches[c->switch_index].kind != "ib") continue;
+        ++crossings;
+        const Switch& sw = t.switches[c->switch_index];
+        const std::pair<int, int> out{c->switch_index, sw.port_of_rank(a)};
+        const std::pair<int, int> in{c->switch_index, sw.port_of_rank(b)};
+        EXPECT_EQ(++egress[out], 1) << name << " " << a;
+        EXPECT_EQ(++ingress[in], 1) << name << " " << b;
+      }
+    }
+    EXPECT_GE(crossings, 2) << name;  // a ring over two nodes crosses both ways
+  }
+}
+
 }  // namespace
 }  // namespace ccsynth::synth

@@ -329,5 +329,36 @@ TEST(SccLModel, AmdRingUsesPcieOfGpus1And5) {
   EXPECT_EQ(t.diameter(), 4);
 }
 
+TEST(ScclModel, SharedSwitchPortIsOneConstraint) {
+  // Nodes {0, 1} and {2, 3} with links inside; a switch over all four whose ports are shared
+  // per node: the cross-node edges of a node share one egress and one ingress constraint.
+  Topology t;
+  t.name = "shared-nic";
+  t.num_ranks = 4;
+  t.nodes = {{0, 1}, {2, 3}};
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{2, 3}, std::pair{3, 2}}) {
+    t.links.push_back(Link{a, b, 1, 0.7, 5.0, "nvlink"});
+  }
+  t.switches.push_back(Switch{"ib", {0, 1, 2, 3}, 1.7, 100.0, "ib", {0, 0, 1, 1}});
+  validate(t);
+  const BandwidthModel m = bandwidth_model(t);
+  int links = 0, ports = 0;
+  for (const BandwidthConstraint& c : m.constraints) {
+    if (c.label.rfind("link", 0) == 0) {
+      ++links;
+      continue;
+    }
+    ++ports;
+    EXPECT_EQ(c.edges.size(), 4u) << c.label;  // both GPUs of a node to both of the other
+    EXPECT_EQ(c.chunks_per_round, 1);
+  }
+  EXPECT_EQ(links, 4);
+  EXPECT_EQ(ports, 4);  // egress and ingress of two shared ports
+  t.switches[0].port_group.clear();
+  int own = 0;
+  for (const BandwidthConstraint& c : bandwidth_model(t).constraints) own += c.label[0] == 's';
+  EXPECT_EQ(own, 8);  // a port per rank
+}
+
 }  // namespace
 }  // namespace ccsynth::synth

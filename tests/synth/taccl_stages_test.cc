@@ -180,5 +180,52 @@ TEST(Taccl, RejectsUnsupportedCollectivesAndMismatchedSketches) {
   EXPECT_THROW(synthesize_taccl(t, empty_sketch(2), CollectiveKind::kAllGather), UserError);
 }
 
+TEST(TacclSharedPorts, Ndv2NicIsOnePortAndSendsDoNotOverlap) {
+  // ndv2x2: GPUs 0 and 1 (8 and 9) share their node's NIC, one IB switch port (port_group).
+  const Topology t = topologies::make_builtin("ndv2x2");
+  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-2.json");
+  const LogicalTopology lt = make_logical_topology(s, t);
+  std::set<std::pair<int, int>> send_ports, recv_ports;
+  for (const LogicalLink& l : lt.links) {
+    if (l.port < 0) continue;
+    EXPECT_EQ(l.send_port, l.src / 8) << l.src << "->" << l.dst;
+    EXPECT_EQ(l.recv_port, l.dst / 8) << l.src << "->" << l.dst;
+    send_ports.insert({l.port, l.send_port});
+    recv_ports.insert({l.port, l.recv_port});
+  }
+  EXPECT_EQ(send_ports.size(), 2u);
+  EXPECT_EQ(recv_ports.size(), 2u);
+  TacclOptions o;
+  o.contiguity = false;  // no merged sends: every transfer holds its ports alone
+  o.time_limit_s = 5;
+  const double chunk = 1 << 20;
+  const Routing r =
+      route(lt, s, make_collective(CollectiveKind::kAllGather, 16, 1), chunk, o, nullptr);
+  const Ordering ord = order_transfers(r.transfers, lt, s, chunk, o);
+  EXPECT_EQ(ord.port_send_order.size(), 2u);  // one order per shared port, not per GPU
+  EXPECT_EQ(ord.port_recv_order.size(), 2u);
+  const Schedule sched = schedule_transfers(r.transfers, ord, lt, chunk, o, nullptr);
+  // Transfers through the same shared egress (ingress) never overlap in time (eq. 20-21).
+  int internode = 0;
+  for (size_t a = 0; a < r.transfers.size(); ++a) {
+    const LogicalLink& la = lt.links[r.transfers[a].link];
+    if (la.port < 0) continue;
+    ++internode;
+    for (size_t b = a + 1; b < r.transfers.size(); ++b) {
+      const LogicalLink& lb = lt.links[r.transfers[b].link];
+      if (lb.port < 0) continue;
+      const bool shared = la.send_port == lb.send_port || la.recv_port == lb.recv_port;
+      const bool disjoint = sched.arrive_us[a] <= sched.send_us[b] + 1e-6 ||
+                            sched.arrive_us[b] <= sched.send_us[a] + 1e-6;
+      if (shared) {
+        EXPECT_TRUE(disjoint) << "transfers " << a << " and " << b << " overlap";
+      }
+    }
+  }
+  EXPECT_GE(internode, 16);  // each of the 16 chunks crosses at least once
+  // 8 chunks leave each node through one NIC at alpha + beta: at least 8 x (1.7 + 106) us.
+  EXPECT_GE(sched.makespan_us, 8 * (1.7 + 106.0) - 1e-6);
+}
+
 }  // namespace
 }  // namespace ccsynth::synth

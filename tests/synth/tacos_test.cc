@@ -543,5 +543,41 @@ INSTANTIATE_TEST_SUITE_P(All, TacosMatrix, ::testing::ValuesIn(matrix()),
                                   std::to_string(info.param.chunks);
                          });
 
+// Two nodes of two ranks joined by a link inside; every node's pair shares one port (a NIC)
+// of a switch over all four ranks.
+Topology shared_nic_pair(bool shared) {
+  Topology t;
+  t.name = "shared-nic";
+  t.num_ranks = 4;
+  t.nodes = {{0, 1}, {2, 3}};
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 0}, std::pair{2, 3}, std::pair{3, 2}}) {
+    t.links.push_back(Link{a, b, 1, 0.0, 5.0, "nvlink"});
+  }
+  t.switches.push_back(Switch{"ib", {0, 1, 2, 3}, 0.0, 100.0, "ib"});
+  if (shared) t.switches[0].port_group = {0, 0, 1, 1};
+  validate(t);
+  return t;
+}
+
+TEST(TacosTen, SharedSwitchPortIsSplitAmongItsLinks) {
+  // Auto unwinding pairs rank i with i + 2. Two links leave (and enter) each shared port, so
+  // each gets half of it: 2 x 100 us per MiB; with a port per rank, the full 100.
+  for (bool shared : {false, true}) {
+    const std::vector<TenLink> links = ten_links(shared_nic_pair(shared), 1 << 20, 0);
+    int ib = 0;
+    for (const TenLink& l : links) {
+      if (l.src / 2 == l.dst / 2) continue;
+      ++ib;
+      EXPECT_EQ(l.dst, (l.src + 2) % 4);
+      EXPECT_NEAR(l.cost_us, shared ? 200.0 : 100.0, 1e-9) << l.src << "->" << l.dst;
+    }
+    EXPECT_EQ(ib, 4);
+  }
+  // Synthesis still verifies on the shared model.
+  const Topology t = shared_nic_pair(true);
+  const Algorithm a = synthesize_tacos(t, make_collective(CollectiveKind::kAllGather, 4, 2)).algorithm;
+  EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
+}
+
 }  // namespace
 }  // namespace ccsynth::synth

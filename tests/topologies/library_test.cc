@@ -130,22 +130,37 @@ TEST(MultiNode, Dgx2NicSharedByTwoGpus) {
                                [](const Switch& s) { return s.kind == "ib"; });
   ASSERT_NE(ib, t.switches.end());
   EXPECT_EQ(ib->ranks.size(), 32u);
-  EXPECT_DOUBLE_EQ(ib->port_beta_us_per_mb, 2 * 106.0);
+  // One port per physical NIC at the NIC's beta, shared by GPUs 2k and 2k+1 of each node.
+  EXPECT_DOUBLE_EQ(ib->port_beta_us_per_mb, 106.0);
   EXPECT_DOUBLE_EQ(ib->alpha_us, 1.7);
+  EXPECT_EQ(ib->num_ports(), 16);
+  for (int r = 0; r < 32; ++r) EXPECT_EQ(ib->port_of_rank(r), r / 2) << r;
   const auto c = t.connection(0, 16);
   ASSERT_TRUE(c.has_value());
-  EXPECT_DOUBLE_EQ(c->beta_us_per_mb, 212.0);
+  EXPECT_DOUBLE_EQ(c->beta_us_per_mb, 106.0);
   EXPECT_DOUBLE_EQ(t.connection(0, 15)->beta_us_per_mb, 8.0);
 }
 
 TEST(MultiNode, Ndv2NicOnGpus0And1) {
   const Topology t = make_builtin("ndv2x2");
-  std::vector<int> ib_ranks;
+  const Switch* ib = nullptr;
   for (const Switch& s : t.switches) {
-    if (s.kind == "ib") ib_ranks = s.ranks;
+    if (s.kind == "ib") ib = &s;
   }
-  EXPECT_EQ(ib_ranks, (std::vector<int>{0, 1, 8, 9}));
+  ASSERT_NE(ib, nullptr);
+  EXPECT_EQ(ib->ranks, (std::vector<int>{0, 1, 8, 9}));
+  EXPECT_EQ(ib->port_group, (std::vector<int>{0, 0, 1, 1}));  // one NIC per node
+  EXPECT_DOUBLE_EQ(ib->port_beta_us_per_mb, 106.0);
   EXPECT_FALSE(t.connection(2, 10).has_value());
+}
+
+TEST(MultiNode, OneNicPerGpuHasNoSharedPorts) {
+  for (const std::string name : {"ndv4x2", "dgxh100x2"}) {
+    const Topology t = make_builtin(name);
+    ASSERT_EQ(t.switches.back().kind, "ib") << name;
+    EXPECT_TRUE(t.switches.back().port_group.empty()) << name;
+    EXPECT_EQ(t.switches.back().num_ports(), 16) << name;
+  }
 }
 
 TEST(MultiNode, OneNodeIsTheMachine) { EXPECT_EQ(make_builtin("dgx2x1"), make_builtin("dgx2")); }
@@ -269,6 +284,8 @@ TEST(MultiNode, Dgx1ClusterKeepsNvlinkLanesAndUsesRails) {
   ASSERT_EQ(t.switches.size(), 4u);
   EXPECT_EQ(t.switches[1].name, "ib_rail1");
   EXPECT_EQ(t.switches[1].ranks, (std::vector<int>{2, 3, 10, 11}));
+  EXPECT_EQ(t.switches[1].port_group, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_DOUBLE_EQ(t.switches[1].port_beta_us_per_mb, 106.0);
   EXPECT_EQ(t.nodes, (std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7},
                                                     {8, 9, 10, 11, 12, 13, 14, 15}}));
 }

@@ -57,7 +57,8 @@ struct SimOptions {
 };
 
 /// Busy time of one link (all lanes together) or switch port. Switch ports are reported as
-/// {rank, -1} (egress) and {-1, rank} (ingress).
+/// {rank, -1} (egress) and {-1, rank} (ingress); a port shared by several ranks
+/// (Switch::port_group) is reported once, under its first member rank.
 struct LinkUsage {
   int src = 0;
   int dst = 0;

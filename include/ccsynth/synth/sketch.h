@@ -91,7 +91,9 @@ struct LogicalLink {
   int lanes = 1;
   bool internode = false;
   int port = -1;       // topology switch index when the hop crosses a switch (one transfer per
-                       // rank port at a time), else -1
+                       // port at a time), else -1
+  int send_port = -1;  // with port >= 0: the switch port (Switch::port_of_rank) of src, which
+  int recv_port = -1;  // ranks sharing it share (eq. 20); of dst (eq. 21)
   int hyperedge = -1;  // index into LogicalTopology::policies when a switch-hyperedge policy applies
 
   double lat_us(double chunk_bytes) const;
