@@ -76,7 +76,7 @@ struct Schedule {
 struct Ordering {
   std::vector<std::vector<int>> lane_order;  // per (link, lane) slot
   std::vector<int> lane_slot_link;           // slot -> link
-  std::vector<std::vector<int>> port_send_order;  // per (rank, port) with sends
+  std::vector<std::vector<int>> port_send_order;  // per switch port with sends (shared: once)
   std::vector<std::vector<int>> port_recv_order;
   Schedule greedy;
 };
