@@ -9,6 +9,7 @@
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/formats/algorithm_json.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/synth/sccl.h"
@@ -98,6 +99,41 @@ TEST(SynthPrograms, TacclAllgatherFromTheShippedSketch) {
   const synth::TacclResult r = synth::synthesize_taccl(t, sketch, CollectiveKind::kAllGather, o);
   ASSERT_TRUE(r.algorithm.has_value());
   expect_runs(*r.algorithm, "taccl ndv2-sk-1 allgather");
+}
+
+TEST(SynthPrograms, ShippedAlgorithmsIncludingACustomCollective) {
+  // examples/algorithms: ring allgather/allreduce, a direct alltoall and AllToNext (a custom
+  // collective checked through its ChunkSpec pre/post relation).
+  const std::filesystem::path dir = std::string(CCSYNTH_SOURCE_DIR) + "/examples/algorithms";
+  int custom = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    const Algorithm a = formats::read_algorithm_file(entry.path().string());
+    custom += a.collective.kind == CollectiveKind::kCustom;
+    expect_runs(a, entry.path().filename().string());
+  }
+  EXPECT_GE(custom, 1);
+}
+
+TEST(SynthPrograms, CustomCollectiveWithoutRelationCannotBeChecked) {
+  const Algorithm a = formats::read_algorithm_file(std::string(CCSYNTH_SOURCE_DIR) +
+                                                   "/examples/algorithms/alltonext_4.json");
+  const Program p = compiler::compile(a, relaxed());
+  HarnessOptions o;
+  o.check = true;
+  EXPECT_THROW(run_program(p, 64, o), UserError);
+  o.check = false;  // unchecked runs size the buffers from the program
+  EXPECT_TRUE(run_program(p, 64, o).ok);
+  // A wrong relation (everything to the previous rank instead) fails the check.
+  Collective wrong = a.collective;
+  for (ChunkSpec& spec : wrong.chunks) {
+    for (Slot& s : spec.post) s.rank = (s.rank + 2) % 4;
+  }
+  o.check = true;
+  o.collective = &wrong;
+  const HarnessResult r = run_program(p, 64, o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_GT(r.mismatches, 0);
 }
 
 // ---- shipped XML files ----------------------------------------------------------------------
