@@ -148,7 +148,42 @@ struct CpuExecutor::Impl {
   std::string error;
   int64_t step_instances = 0;
 
+  // Persistent pool threads (workers beyond the calling thread), kept between runs so a run
+  // never waits for a thread to be created or first scheduled.
+  std::vector<std::thread> pool;
+  uint64_t generation = 0;  // incremented by every run; pool threads join runs they see
+  int pool_wanted = 0;      // pool threads the current run uses
+  int in_loop = 0;          // threads inside worker_loop for the current run
+  bool shutdown = false;
+  std::condition_variable pool_cv;  // wakes pool threads (separate from the scheduler's cv)
+
   explicit Impl(Program p) : program(std::move(p)) { build(); }
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      shutdown = true;
+    }
+    pool_cv.notify_all();
+    for (std::thread& thread : pool) thread.join();
+  }
+
+  // Body of pool thread `index`: sleeps until a run starts, joins it if the run wants that many
+  // threads and it is still going, and sleeps again. A thread that wakes after the run ended does
+  // nothing, so a run never waits for a thread that is slow to be scheduled.
+  void pool_main(int index) {
+    std::unique_lock<std::mutex> lock(mu);
+    uint64_t seen = 0;
+    while (true) {
+      pool_cv.wait(lock, [&] { return shutdown || generation != seen; });
+      if (shutdown) return;
+      seen = generation;
+      if (stop || index >= pool_wanted) continue;
+      ++in_loop;
+      worker_loop(lock);
+      if (--in_loop == 0) cv.notify_all();
+    }
+  }
 
   // ---- preparation -------------------------------------------------------------------------
 
@@ -527,8 +562,8 @@ struct CpuExecutor::Impl {
 
   // ---- the scheduler loop ---------------------------------------------------------------------
 
-  void worker_loop() {
-    std::unique_lock<std::mutex> lock(mu);
+  // The scheduler loop of one worker for the current run; `lock` holds mu.
+  void worker_loop(std::unique_lock<std::mutex>& lock) {
     while (!stop) {
       if (finished == tbs.size()) {
         stop = true;
@@ -647,6 +682,7 @@ struct CpuExecutor::Impl {
   }
 
   ExecResult run(const std::vector<RankBuffers>& buffers, int64_t elems, const ExecOptions& opts) {
+    std::unique_lock<std::mutex> lock(mu);
     prepare_run(buffers, elems, opts);
     int workers = opts.workers;
     if (workers <= 0) {
@@ -657,11 +693,19 @@ struct CpuExecutor::Impl {
     const Clock::time_point start = Clock::now();
     deadline = start + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(std::max(0.0, opts.timeout_s)));
-    std::vector<std::thread> pool;
-    pool.reserve(workers - 1);
-    for (int w = 1; w < workers; ++w) pool.emplace_back([this] { worker_loop(); });
-    worker_loop();
-    for (std::thread& thread : pool) thread.join();
+    while (static_cast<int>(pool.size()) < workers - 1) {
+      const int index = static_cast<int>(pool.size());
+      pool.emplace_back([this, index] { pool_main(index); });
+    }
+    pool_wanted = workers - 1;
+    ++generation;
+    pool_cv.notify_all();
+    ++in_loop;
+    worker_loop(lock);
+    --in_loop;
+    // Wait for the pool threads that joined this run (none is executing a step any more once
+    // they leave the loop); threads that have not woken up yet will not join.
+    cv.wait(lock, [&] { return in_loop == 0; });
     const Clock::time_point end = Clock::now();
     ExecResult result;
     result.time_us = std::chrono::duration<double, std::micro>(end - start).count();
