@@ -244,8 +244,21 @@ void Communicator::call(CollectiveKind kind, const std::vector<const void*>& sen
     last_.algorithm = "none (empty call)";
     return;
   }
+  // Null pointers (NCCL ignores broadcast's non-root send and reduce's non-root recv buffers)
+  // are replaced by zeroed stand-ins so that programs touching them stay in bounds.
+  const size_t send_bytes = count * esize * (per_peer ? n : 1);
+  const size_t recv_bytes =
+      count * esize *
+      (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAll ? n : 1);
+  std::vector<std::vector<std::byte>> stand_ins;
+  std::vector<const void*> send_ok = send;
+  std::vector<void*> recv_ok = recv;
+  for (int r = 0; r < n; ++r) {
+    if (send_ok[r] == nullptr) send_ok[r] = stand_ins.emplace_back(send_bytes).data();
+    if (recv_ok[r] == nullptr) recv_ok[r] = stand_ins.emplace_back(recv_bytes).data();
+  }
   std::vector<RankBuffers> views(n);
-  for (int r = 0; r < n; ++r) views[r] = {const_cast<void*>(send[r]), recv[r]};
+  for (int r = 0; r < n; ++r) views[r] = {const_cast<void*>(send_ok[r]), recv_ok[r]};
   ExecOptions options = impl_->exec;
   options.dtype = dtype;
   options.op = op;
@@ -276,7 +289,7 @@ void Communicator::call(CollectiveKind kind, const std::vector<const void*>& sen
     return;
   }
   last_.algorithm = "builtin direct";
-  run_direct(kind, send, recv, count, dtype, op, root);
+  run_direct(kind, send_ok, recv_ok, count, dtype, op, root);
 }
 
 }  // namespace ccsynth::runtime

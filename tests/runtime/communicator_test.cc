@@ -179,6 +179,24 @@ TEST(Communicator, XmlRoundTripLoadsAndRuns) {
   EXPECT_THROW(comm.allreduce(data.s(), data.d(), 16, DataType::kInt32, ReduceOp::kSum), UserError);
 }
 
+TEST(Communicator, RootedCallsIgnoreNullBuffersOfNonRoots) {
+  Communicator comm(kRanks);
+  for (size_t count : {size_t{8}, size_t{7}}) {
+    Data data(count, count);
+    std::vector<const void*> send(kRanks, nullptr);
+    send[3] = data.send[3].data();
+    comm.broadcast(send, data.d(), count, DataType::kInt32, 3);
+    // A broadcast has one chunk per rank (C -> C), so the built-in program takes any count.
+    EXPECT_NE(comm.last_call().algorithm, "builtin direct");
+    for (int r = 0; r < kRanks; ++r)
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(data.recv[r][i], data.send[3][i]);
+    std::vector<void*> recv(kRanks, nullptr);
+    recv[0] = data.recv[0].data();
+    comm.reduce(data.s(), recv, count, DataType::kInt32, ReduceOp::kMin, 0);
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(data.recv[0][i], data.send[0][i]);
+  }
+}
+
 TEST(Communicator, Errors) {
   Communicator comm(kRanks);
   Program other = ring(CollectiveKind::kAllReduce, "x");
