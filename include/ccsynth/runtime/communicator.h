@@ -14,7 +14,8 @@
 // receives `count`; alltoall sends and receives R * count (`count` per peer). A call is in-place
 // when every rank passes send[r] == recv[r] (allgather: send[r] == recv[r] + r * count elements;
 // reducescatter: recv[r] == send[r] + r * count elements). Send buffers are read-only for
-// out-of-place programs; an in-place program writes through the aliased buffer.
+// out-of-place programs; an in-place program writes through the aliased buffer. Null pointers
+// are allowed where NCCL ignores the buffer (broadcast's non-root send, reduce's non-root recv).
 
 #include <cstddef>
 #include <cstdint>
