@@ -19,6 +19,7 @@ struct TacclFlags {
   std::string sketch;
   bool no_contiguity = false;
   bool greedy_only = false;
+  double stall_s = synth::TacclOptions{}.stall_s;
   CLI::App* app = nullptr;  // to tell flags given on the command line from defaults
 };
 
@@ -45,6 +46,7 @@ SynthOutcome run_taccl(const TacclFlags& flags, const SynthCommonOptions& o,
   const synth::Sketch sketch = synth::read_sketch_file(flags.sketch);
   synth::TacclOptions options;
   options.time_limit_s = o.time_limit_s;
+  options.stall_s = flags.stall_s;
   options.contiguity = !flags.no_contiguity;
   options.exact_schedule = !flags.greedy_only;
   if (given(flags.app, "--size") || !sketch.input_size) options.bytes = parse_bytes(o.size, "--size");
@@ -86,6 +88,11 @@ SynthMethod taccl_method() {
     flags->app = &synth;
     synth.add_option("--sketch", flags->sketch,
                      "taccl: communication sketch JSON (TACCL schema, docs/sketches.md)");
+    synth.add_option("--stall", flags->stall_s,
+                     "taccl: a MILP stage stops after this many seconds without a better "
+                     "schedule (status feasible, gap reported); 0 = run to the gap or --time-limit")
+        ->capture_default_str()
+        ->check(kNonNegative);
     synth.add_flag("--no-contiguity", flags->no_contiguity,
                    "taccl: never merge inter-node sends in stage 3");
     synth.add_flag("--greedy-schedule", flags->greedy_only,

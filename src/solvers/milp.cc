@@ -1,6 +1,7 @@
 #include "ccsynth/solvers/milp.h"
 
 #include <cstdlib>
+#include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcStrategy.hpp>
 #include <coin/CoinPackedMatrix.hpp>
@@ -139,6 +140,35 @@ void load(const MilpModel& model, OsiClpSolverInterface& solver) {
   }
 }
 
+// Stops branch and bound once no better incumbent has been found for `stall_s` seconds (the MIP
+// start counts as the first incumbent; without any incumbent it never stops). CBC calls event() after every node and on every new
+// solution.
+class StallHandler : public CbcEventHandler {
+ public:
+  StallHandler(double stall_s, bool has_start)
+      : stall_s_(stall_s),
+        has_incumbent_(has_start),
+        last_improvement_(std::chrono::steady_clock::now()) {}
+
+  CbcAction event(CbcEvent which) override {
+    const auto now = std::chrono::steady_clock::now();
+    if (which == solution || which == heuristicSolution) {
+      has_incumbent_ = true;
+      last_improvement_ = now;
+      return noAction;
+    }
+    const double idle = std::chrono::duration<double>(now - last_improvement_).count();
+    return which == node && has_incumbent_ && idle > stall_s_ ? stop : noAction;
+  }
+
+  CbcEventHandler* clone() const override { return new StallHandler(*this); }
+
+ private:
+  double stall_s_;
+  bool has_incumbent_;  // a stall only counts once there is something to return
+  std::chrono::steady_clock::time_point last_improvement_;
+};
+
 }  // namespace
 
 MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
@@ -168,6 +198,10 @@ MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
   if (start_ok) {
     start_objective = model.evaluate(options.mip_start);
     cbc.setBestSolution(options.mip_start.data(), model.num_vars(), start_objective, false);
+  }
+  if (options.stall_s > 0) {
+    const StallHandler stall(options.stall_s, start_ok);
+    cbc.passInEventHandler(&stall);
   }
   cbc.initialSolve();  // branchAndBound assumes the root LP has been solved
   cbc.branchAndBound();

@@ -356,6 +356,7 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
   solvers::MilpOptions mo;
   mo.time_limit_s = options.time_limit_s;
   mo.relative_gap = options.relative_gap;
+  mo.stall_s = options.stall_s;
   mo.log_level = options.solver_log_level;
   {
     std::vector<double> start(model_.num_vars(), 0.0);

@@ -430,6 +430,7 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   solvers::MilpOptions mo;
   mo.time_limit_s = options.time_limit_s;
   mo.relative_gap = options.relative_gap;
+  mo.stall_s = options.stall_s;
   mo.log_level = options.solver_log_level;
   mo.mip_start = start;
   const solvers::MilpResult r = solvers::solve_milp(m, mo);

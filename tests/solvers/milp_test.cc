@@ -77,6 +77,45 @@ TEST(Milp, MipStartIsValidatedAndKept) {
   EXPECT_NEAR(solve_milp(m, o).objective, -23, 1e-6);
 }
 
+// A 3-constraint knapsack over 40 binaries with fixed pseudo-random weights: needs branching.
+MilpModel multi_knapsack() {
+  MilpModel m;
+  uint32_t state = 12345;
+  auto next = [&state] { return (state = state * 1103515245u + 12345u) / 65536u % 100 + 1; };
+  std::vector<int> vars;
+  for (int i = 0; i < 40; ++i) vars.push_back(m.add_binary(-static_cast<double>(next())));
+  for (int row = 0; row < 3; ++row) {
+    std::vector<Term> terms;
+    for (int v : vars) terms.push_back({v, static_cast<double>(next())});
+    m.add_le(terms, 700);
+  }
+  return m;
+}
+
+TEST(Milp, StallStopsWithTheIncumbentAndSaysFeasible) {
+  const MilpModel m = multi_knapsack();
+  MilpOptions o;
+  o.mip_start.assign(40, 0.0);  // empty knapsack: feasible, objective 0
+  o.stall_s = 1e-9;             // stop at the first node without a better solution
+  const MilpResult stopped = solve_milp(m, o);
+  ASSERT_TRUE(stopped.has_solution);
+  EXPECT_LE(stopped.objective, 0.0);
+  EXPECT_NEAR(m.max_violation(stopped.values), 0, 1e-6);
+  EXPECT_EQ(stopped.status, MilpStatus::kFeasible) << "stopped early, not proven";
+  EXPECT_GT(stopped.gap, 0);
+  o.stall_s = 0;
+  const MilpResult full = solve_milp(m, o);
+  EXPECT_EQ(full.status, MilpStatus::kOptimal);
+  EXPECT_LE(full.objective, stopped.objective + 1e-9);
+}
+
+TEST(Milp, StallWithoutIncumbentKeepsSearching) {
+  MilpOptions o;
+  o.stall_s = 1e-9;  // no MIP start: nothing to return yet, so the stall must not stop it
+  const MilpResult r = solve_milp(multi_knapsack(), o);
+  EXPECT_TRUE(r.has_solution);
+}
+
 TEST(Milp, EvaluateAndStatusNames) {
   const MilpModel m = knapsack();
   EXPECT_DOUBLE_EQ(m.evaluate({1, 0, 1, 0}), -17);

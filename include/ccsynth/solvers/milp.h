@@ -69,12 +69,13 @@ struct MilpOptions {
   double time_limit_s = 60.0;     // wall-clock budget for branch and bound
   double relative_gap = 1e-4;     // stop when (incumbent - bound) / |incumbent| is below this
   double absolute_gap = 1e-6;
+  double stall_s = 0.0;           // stop when no better solution came for this long (0 = never)
   std::vector<double> mip_start;  // a feasible assignment (one value per variable) or empty
   int log_level = 0;              // CBC's log level; 0 keeps the library silent
 };
 
 /// kOptimal: proven within the gap; kFeasible: a solution, search stopped without proof (node
-/// or gap limit); kTimedOut: time limit hit (values hold the incumbent if has_solution);
+/// limit or stall_s without improvement); kTimedOut: time limit hit (values hold the incumbent if has_solution);
 /// kInfeasible: proven infeasible; kUnbounded; kError: CBC stopped abnormally.
 enum class MilpStatus { kOptimal, kFeasible, kTimedOut, kInfeasible, kUnbounded, kError };
 

@@ -25,6 +25,7 @@ namespace ccsynth::synth {
 /// Synthesizer settings. Fields at 0 / empty take the sketch's value.
 struct TacclOptions {
   double time_limit_s = 60.0;    // per MILP stage
+  double stall_s = 2.0;          // a MILP stage stops after this long without a better schedule
   int64_t bytes = 0;             // per-rank input bytes for the cost model (0: sketch, else 1M)
   int chunkup = 0;               // chunks per rank (0: sketch's input_chunkup)
   double relative_gap = 0.02;    // MILP stopping gap (routing is itself a relaxation)
