@@ -38,6 +38,7 @@ struct LinkGroup {
 struct SwitchGroup {
   std::string kind;
   int ranks;
+  int ports;  // fewer than ranks when members share a port (a NIC shared by several GPUs)
   double alpha_us;
   double port_beta_us_per_mb;
   std::string first_name;
@@ -58,12 +59,12 @@ std::vector<LinkGroup> group_links(const Topology& t) {
 }
 
 std::vector<SwitchGroup> group_switches(const Topology& t) {
-  std::map<std::tuple<std::string, int, double, double>, SwitchGroup> groups;
+  std::map<std::tuple<std::string, int, int, double, double>, SwitchGroup> groups;
   for (const Switch& s : t.switches) {
     const int size = static_cast<int>(s.ranks.size());
     auto [it, inserted] = groups.try_emplace(
-        {s.kind, size, s.alpha_us, s.port_beta_us_per_mb},
-        SwitchGroup{s.kind, size, s.alpha_us, s.port_beta_us_per_mb, s.name});
+        {s.kind, size, s.num_ports(), s.alpha_us, s.port_beta_us_per_mb},
+        SwitchGroup{s.kind, size, s.num_ports(), s.alpha_us, s.port_beta_us_per_mb, s.name});
     ++it->second.count;
   }
   std::vector<SwitchGroup> out;
@@ -97,6 +98,7 @@ nlohmann::json summary_json(const Topology& t, int diameter) {
   for (const SwitchGroup& g : group_switches(t)) {
     switches.push_back({{"kind", g.kind},
                         {"ranks", g.ranks},
+                        {"ports", g.ports},
                         {"alpha_us", g.alpha_us},
                         {"port_beta_us_per_mb", g.port_beta_us_per_mb},
                         {"gbps_per_port", gbps_from_beta(g.port_beta_us_per_mb)},
@@ -135,11 +137,11 @@ void print_summary(const Topology& t, int diameter, std::ostream& out) {
   }
   out << fmt::format("\nswitches: {}\n", t.switches.size());
   if (!t.switches.empty()) {
-    out << fmt::format("  {:<10} {:>6} {:>9} {:>15} {:>10} {:>6}  {}\n", "kind", "ranks",
-                       "alpha_us", "port_beta_us/MB", "GB/s/port", "count", "e.g.");
+    out << fmt::format("  {:<10} {:>6} {:>6} {:>9} {:>15} {:>10} {:>6}  {}\n", "kind", "ranks",
+                       "ports", "alpha_us", "port_beta_us/MB", "GB/s/port", "count", "e.g.");
     for (const SwitchGroup& g : group_switches(t)) {
-      out << fmt::format("  {:<10} {:>6} {:>9.3g} {:>15.4g} {:>10.4g} {:>6}  {}\n", g.kind,
-                         g.ranks, g.alpha_us, g.port_beta_us_per_mb,
+      out << fmt::format("  {:<10} {:>6} {:>6} {:>9.3g} {:>15.4g} {:>10.4g} {:>6}  {}\n", g.kind,
+                         g.ranks, g.ports, g.alpha_us, g.port_beta_us_per_mb,
                          gbps_from_beta(g.port_beta_us_per_mb), g.count, g.first_name);
     }
   }

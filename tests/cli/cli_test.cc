@@ -265,6 +265,15 @@ TEST_F(Cli, TopoShowSummarizesABuiltin) {
   EXPECT_EQ(r.doc()["links"], 32);
 }
 
+TEST_F(Cli, TopoShowCountsSharedNicPortsOnce) {
+  const CliRun r = run("topo show ndv2x2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json ib = r.doc()["switch_groups"][0];
+  EXPECT_EQ(ib["kind"], "ib");
+  EXPECT_EQ(ib["ranks"], 4);  // GPUs 0 and 1 of both nodes sit on the NIC's PCIe switch
+  EXPECT_EQ(ib["ports"], 2);  // one NIC per node
+}
+
 TEST_F(Cli, ParetoOnARingReachesTheBandwidthBound) {
   const CliRun r = run("pareto -t ring:4 -c allgather --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
