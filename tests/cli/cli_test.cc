@@ -79,7 +79,7 @@ TEST_F(Cli, HelpListsEveryVerb) {
   const CliRun r = run("--help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* verb : {"demo", "topo", "synth", "verify", "simulate", "bounds", "compile",
-                           "baseline", "pareto"}) {
+                           "baseline", "pareto", "run"}) {
     EXPECT_NE(r.out.find(std::string("  ") + verb + " "), std::string::npos) << verb;
   }
 }
@@ -147,6 +147,48 @@ TEST_F(Cli, VerifyFindsAStepRemovedFromAGoodProgram) {
   const CliRun r = run("verify " + path("broken.xml"));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, RunChecksABaselineWithEveryDataType) {
+  const std::string xml = path("ar.xml");
+  ASSERT_EQ(run("baseline --algo ring -c allreduce -t ring:4 -o " + xml).exit_code, 0);
+  for (const char* dtype : {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}) {
+    for (const char* op : {"sum", "max"}) {
+      const CliRun r = run("run " + xml + " --bytes 64K --dtype " + dtype + " --op " + op +
+                           " --iters 1 --check --json");
+      ASSERT_EQ(r.exit_code, 0) << dtype << " " << op << "\n" << r.out << r.err;
+      const json doc = r.doc();
+      EXPECT_TRUE(doc["ok"].get<bool>()) << doc;
+      EXPECT_TRUE(doc["checked"].get<bool>()) << doc;
+      EXPECT_EQ(doc["mismatches"], 0) << doc;
+      EXPECT_GT(doc["busbw_gbps"].get<double>(), 0) << doc;
+    }
+  }
+}
+
+TEST_F(Cli, RunNamesTheWaitingStepOfADeadlock) {
+  std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const size_t s = text.find("type=\"s\"");
+  const size_t begin = text.rfind("<step", s);
+  text.erase(begin, text.find("/>", s) + 2 - begin);
+  write("broken.xml", text);
+  const CliRun r = run("run " + path("broken.xml") + " --bytes 4K --check --json");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_FALSE(r.doc()["ok"].get<bool>());
+  const std::string message = r.doc()["message"];
+  EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
+  EXPECT_NE(message.find("gpu[1]/tb[0]"), std::string::npos) << message;
+}
+
+TEST_F(Cli, RunRejectsASizeThatDoesNotSplitIntoChunks) {
+  const std::string xml = path("ar.xml");
+  ASSERT_EQ(run("baseline --algo ring -c allreduce -t ring:4 -o " + xml).exit_code, 0);
+  const CliRun r = run("run " + xml + " --bytes 3");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--bytes"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, MalformedXmlIsBadInputNamingTheFile) {
