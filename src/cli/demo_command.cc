@@ -4,6 +4,7 @@
 // them over a range of sizes and prints, per size, the best one against the ring and the
 // physical lower bound.
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/runtime/harness.h"
 #include "ccsynth/synth/sccl.h"
 #include "ccsynth/synth/sketch.h"
 #include "ccsynth/synth/taccl.h"
@@ -47,10 +49,20 @@ struct Candidate {
   double synth_seconds = 0;
   std::string skipped;  // why no algorithm, or empty
   std::unique_ptr<Evaluated> evaluated;
+  std::optional<runtime::HarnessResult> executed;  // the program run on the CPU runtime
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs a verified program once on the CPU runtime with random float32 data, 1024 elements per
+// chunk, and compares the outputs with the directly computed collective.
+runtime::HarnessResult execute(const Program& program) {
+  runtime::HarnessOptions options;
+  options.check = true;
+  const int64_t chunks = std::max(program.gpus.front().input_chunks, 1);
+  return runtime::run_program(program, chunks * 1024 * 4, options);
 }
 
 // Runs `make` and evaluates its algorithm; a UserError (method does not apply) or no algorithm
@@ -78,6 +90,7 @@ Candidate make_candidate(const std::string& name,
   options.name = name;
   c.evaluated = std::make_unique<Evaluated>(
       evaluate_instances(*algorithm, topology, options, instances, sizes));
+  if (c.evaluated->ok()) c.executed = execute(c.evaluated->program);
   return c;
 }
 
@@ -163,16 +176,26 @@ std::string candidate_line(const Candidate& c) {
   }
   int threadblocks = 0;
   for (const auto& gpu : e.program.gpus) threadblocks += static_cast<int>(gpu.threadblocks.size());
-  return fmt::format(
-      "  {:<9} {:>3} steps {:>5} sends, {:>4} threadblocks, made in {:.2f} s; algorithm and "
-      "program verified\n",
-      c.name, e.algorithm.num_steps(), e.algorithm.ops.size(), threadblocks, c.synth_seconds);
+  const std::string run =
+      c.executed->ok ? fmt::format("ran correctly on the CPU runtime ({} values checked)",
+                                   c.executed->checked_elements)
+                     : "FAILED on the CPU runtime: " + c.executed->message;
+  return fmt::format("  {:<9} {:>3} steps {:>5} sends, {:>4} threadblocks, made in {:.2f} s; "
+                     "verified; {}\n",
+                     c.name, e.algorithm.num_steps(), e.algorithm.ops.size(), threadblocks,
+                     c.synth_seconds, run);
 }
 
 nlohmann::json candidate_json(const Candidate& c) {
   nlohmann::json doc = c.evaluated ? to_json(*c.evaluated) : nlohmann::json{{"ok", false}};
   doc["name"] = c.name;
   doc["synth_seconds"] = c.synth_seconds;
+  if (c.executed) {
+    doc["executed"] = {{"ok", c.executed->ok},
+                       {"bytes", c.executed->bytes},
+                       {"checked_elements", c.executed->checked_elements},
+                       {"message", c.executed->message}};
+  }
   if (!c.skipped.empty()) doc["skipped"] = c.skipped;
   return doc;
 }
@@ -200,7 +223,7 @@ int run_demo(const DemoOptions& o) {
   bool all_ok = true;
   for (const Candidate& c : candidates) {
     if (!c.evaluated) continue;
-    all_ok = all_ok && c.evaluated->ok();
+    all_ok = all_ok && c.evaluated->ok() && c.executed && c.executed->ok;
     if (!c.evaluated->ok()) continue;
     names.push_back(c.name);
     verified.push_back(c.evaluated.get());

@@ -279,6 +279,11 @@ TEST_F(Cli, DemoFindsTheBestPerSizeAndNeverBeatsTheBound) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = r.doc();
   EXPECT_TRUE(doc["ok"].get<bool>());
+  for (const json& candidate : doc["candidates"]) {
+    if (candidate.contains("skipped")) continue;
+    EXPECT_TRUE(candidate["executed"]["ok"].get<bool>()) << candidate["executed"];
+    EXPECT_GT(candidate["executed"]["checked_elements"].get<int64_t>(), 0);
+  }
   ASSERT_EQ(doc["best"].size(), 2u);
   for (const json& best : doc["best"]) {
     EXPECT_GE(best["ratio_to_bound"].get<double>(), 0.999) << best;
