@@ -65,6 +65,21 @@ class Cli : public ::testing::Test {
     return result;
   }
 
+  // The golden 4-rank ring allgather with its first send deleted (its receiver waits forever),
+  // written to DIR/broken.xml.
+  std::string write_broken_ring() const {
+    std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const size_t send = text.find("type=\"s\"");
+    EXPECT_NE(send, std::string::npos);
+    const size_t begin = text.rfind("<step", send);
+    text.erase(begin, text.find("/>", send) + 2 - begin);
+    write("broken.xml", text);
+    return path("broken.xml");
+  }
+
   // `ccsynth verify FILE --json` must say ok.
   void expect_verified(const std::string& xml) const {
     const CliRun v = run("verify " + xml + " --json");
@@ -133,18 +148,7 @@ TEST_F(Cli, VerifyReportsADefectWithExitOne) {
 }
 
 TEST_F(Cli, VerifyFindsAStepRemovedFromAGoodProgram) {
-  std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  // Drop the first send: its receiver then waits forever.
-  const size_t s = text.find("type=\"s\"");
-  ASSERT_NE(s, std::string::npos);
-  const size_t begin = text.rfind("<step", s);
-  const size_t end = text.find("/>", s) + 2;
-  text.erase(begin, end - begin);
-  write("broken.xml", text);
-  const CliRun r = run("verify " + path("broken.xml"));
+  const CliRun r = run("verify " + write_broken_ring());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAILED"), std::string::npos) << r.out;
 }
@@ -167,15 +171,7 @@ TEST_F(Cli, RunChecksABaselineWithEveryDataType) {
 }
 
 TEST_F(Cli, RunNamesTheWaitingStepOfADeadlock) {
-  std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  const size_t s = text.find("type=\"s\"");
-  const size_t begin = text.rfind("<step", s);
-  text.erase(begin, text.find("/>", s) + 2 - begin);
-  write("broken.xml", text);
-  const CliRun r = run("run " + path("broken.xml") + " --bytes 4K --check --json");
+  const CliRun r = run("run " + write_broken_ring() + " --bytes 4K --check --json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_FALSE(r.doc()["ok"].get<bool>());
   const std::string message = r.doc()["message"];

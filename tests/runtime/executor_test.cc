@@ -15,6 +15,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/synth/baselines.h"
+#include "../verify/test_programs.h"
 #include "ccsynth/topologies/library.h"
 
 namespace ccsynth::runtime {
@@ -55,19 +56,7 @@ TEST(CpuExecutor, RingAllreduceIsCorrect) {
 namespace ccsynth::runtime {
 namespace {
 
-Step make_step(StepType type, Buffer sb, int so, Buffer db, int d, int count = 1, int dep_tb = -1,
-               int dep_step = -1) {
-  Step s;
-  s.type = type;
-  s.src_buffer = sb;
-  s.src_offset = so;
-  s.dst_buffer = db;
-  s.dst_offset = d;
-  s.count = count;
-  s.dep_tb = dep_tb;
-  s.dep_step = dep_step;
-  return s;
-}
+using ccsynth::testing::make_step;
 
 Threadblock make_tb(int id, int send, int recv, std::vector<Step> steps, int channel = 0) {
   Threadblock tb;

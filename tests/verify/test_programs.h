@@ -10,7 +10,7 @@ namespace ccsynth::testing {
 
 /// A step with only the fields the ring programs need.
 inline Step make_step(StepType type, Buffer src, int src_off, Buffer dst, int dst_off,
-                      int count = 1) {
+                      int count = 1, int dep_tb = -1, int dep_step = -1) {
   Step s;
   s.type = type;
   s.src_buffer = src;
@@ -18,6 +18,8 @@ inline Step make_step(StepType type, Buffer src, int src_off, Buffer dst, int ds
   s.dst_buffer = dst;
   s.dst_offset = dst_off;
   s.count = count;
+  s.dep_tb = dep_tb;
+  s.dep_step = dep_step;
   return s;
 }
 
