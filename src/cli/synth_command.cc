@@ -12,6 +12,8 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
+#include "ccsynth/formats/algorithm_json.h"
+#include "ccsynth/formats/json_io.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/topologies/library.h"
 #include "cli/pipeline.h"
@@ -81,6 +83,10 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
   const Evaluated result = evaluate(*outcome.algorithm, topology, options, sizes);
   const auto ring = result.ok() ? ring_reference(result.algorithm, topology, options, sizes)
                                 : nullptr;
+  if (!o.algorithm_output.empty()) {
+    write_text_file(o.algorithm_output,
+                    formats::dump_json(formats::algorithm_to_json(*outcome.algorithm)));
+  }
   if (result.ok() && !o.output.empty()) {
     write_text_file(o.output, formats::write_msccl_xml(result.program,
                                                        formats::parse_xml_dialect(o.xml_dialect)));
@@ -148,6 +154,9 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--proto", o->protocol, "protocol: Simple, LL or LL128")->capture_default_str();
   cmd->add_option("--xml-dialect", o->xml_dialect, "classic or executor")->capture_default_str();
   cmd->add_option("--output,-o", o->output, "write the MSCCL XML program here");
+  cmd->add_option("--save-algorithm", o->algorithm_output,
+                  "also write the synthesized algorithm as ccsynth-algorithm JSON (input of "
+                  "`ccsynth compile`), even when verification fails");
   cmd->add_flag("--json", o->json, "print one JSON document on stdout");
   for (const SynthMethod& m : *methods) m.add_options(*cmd);
   cmd->callback([o, methods, &result] { result.exit_code = run_synth(*o, *methods); });

@@ -33,6 +33,7 @@ struct SynthCommonOptions {
   std::string protocol = "Simple";
   std::string xml_dialect = "executor";
   std::string output;              // -o OUT.xml; empty = do not write
+  std::string algorithm_output;    // --save-algorithm ALGO.json; empty = do not write
   bool json = false;
 };
 

@@ -240,6 +240,20 @@ TEST_F(Cli, SynthScclAllgatherOnDgx1) {
   expect_verified(xml);
 }
 
+TEST_F(Cli, SavedAlgorithmCompilesToTheSameProgram) {
+  const std::string xml = path("tacos.xml"), algo = path("tacos.json"), again = path("again.xml");
+  ASSERT_EQ(run("synth --method tacos -t torus2d:3x3 -o " + xml + " --save-algorithm " + algo)
+                .exit_code,
+            0);
+  const CliRun c = run("compile " + algo + " -t torus2d:3x3 -o " + again);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream a(xml), b(again);
+  std::stringstream sa, sb;
+  sa << a.rdbuf();
+  sb << b.rdbuf();
+  EXPECT_EQ(sa.str(), sb.str());
+}
+
 TEST_F(Cli, SynthScclReportsUnsatisfiableWithExitOne) {
   // One step cannot reach DGX-1's second-hop neighbours.
   const CliRun r = run("synth --method sccl -t dgx1 --steps 1 --json");
