@@ -2,9 +2,10 @@
 // Gurobi times reported there, and the simulated time of the synthesized algorithms against the
 // ring baseline (1 KB - 1 GB) and the lower bound (1 GB).
 //
-//   taccl_bench [--time-limit SEC | --budget] [--no-sim] [CASE...]  (CASE e.g. allgather:dgx2-sk-1)
+//   taccl_bench [--time-limit SEC | --budget] [--no-sim] [--no-relays] [CASE...]  (CASE e.g. allgather:dgx2-sk-1)
 //   taccl_bench --custom COLLECTIVE SKETCH.json TOPOLOGY     (one extra case, paper time 0)
 //
+// --no-relays routes on shortest paths only (TacclOptions::intra_node_relays = false).
 // --budget gives each MILP stage 80% of the paper's time divided by the number of MILP stages
 // (a stage that hits its limit returns its incumbent with status timed-out and its gap).
 //
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
   double time_limit = 60;
   bool simulate = true;
   bool budget = false;
+  bool relays = true;
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -140,6 +142,8 @@ int main(int argc, char** argv) {
       i += 3;
     } else if (arg == "--budget") {
       budget = true;
+    } else if (arg == "--no-relays") {
+      relays = false;
     } else if (arg == "--no-sim") {
       simulate = false;
     } else {
@@ -155,6 +159,7 @@ int main(int argc, char** argv) {
     const synth::Sketch sketch = synth::read_sketch_file(is_file ? c.sketch : dir + c.sketch + ".json");
     synth::TacclOptions o;
     o.time_limit_s = time_limit;
+    o.intra_node_relays = relays;
     if (budget) {
       const int milp_stages = c.kind == CollectiveKind::kAllReduce ? 3 : 2;
       o.time_limit_s = 0.8 * c.paper_seconds / milp_stages;

@@ -67,14 +67,22 @@ struct ChunkInfo {
   int source = 0;
   std::vector<int> dests;       // post ranks other than the source
   std::vector<int> candidates;  // link indices on shortest paths
+  std::vector<int> relays;      // intra-node relay links off the shortest paths (see relays())
 };
+
+// Shortest-path candidates and relays together.
+std::vector<int> all_links(const ChunkInfo& info) {
+  std::vector<int> out = info.candidates;
+  out.insert(out.end(), info.relays.begin(), info.relays.end());
+  return out;
+}
 
 // The shared state of building the routing model.
 class RoutingModel {
  public:
   RoutingModel(const LogicalTopology& lt, const Sketch& sketch, const Collective& c,
-               double chunk_bytes)
-      : lt_(lt), sketch_(sketch), c_(c), bytes_(chunk_bytes) {
+               double chunk_bytes, bool relays)
+      : lt_(lt), sketch_(sketch), c_(c), bytes_(chunk_bytes), use_relays_(relays) {
     build_group();
     build_chunks();
   }
@@ -84,6 +92,7 @@ class RoutingModel {
  private:
   void build_group();
   void build_chunks();
+  void add_relays(ChunkInfo& info, const std::vector<std::vector<double>>& d);
   int var_of(int chunk, int link);
   std::vector<std::vector<int>> greedy_trees() const;
   Routing extract(const std::vector<std::vector<int>>& trees) const;
@@ -92,11 +101,13 @@ class RoutingModel {
   const Sketch& sketch_;
   const Collective& c_;
   double bytes_;
+  bool use_relays_;
   std::vector<std::vector<int>> group_;        // usable rank permutations
   std::vector<std::vector<int>> chunk_img_;    // [g][chunk]
   std::vector<std::vector<int>> link_img_;     // [g][link]
   std::vector<ChunkInfo> chunks_;
   double latency_bound_ = 0.0;
+  std::map<int, std::vector<std::vector<double>>> dist_;  // source -> all-pairs distances
   solvers::MilpModel model_;
   std::map<std::pair<int, int>, int> vars_;    // canonical (chunk, link) -> variable
 };
@@ -134,7 +145,7 @@ void RoutingModel::build_group() {
 }
 
 void RoutingModel::build_chunks() {
-  std::map<int, std::vector<std::vector<double>>> dist_by_source;
+  std::map<int, std::vector<std::vector<double>>>& dist_by_source = dist_;
   chunks_.resize(c_.num_chunks());
   for (int k = 0; k < c_.num_chunks(); ++k) {
     const std::vector<int> pre = c_.pre_ranks(k);
@@ -175,6 +186,33 @@ void RoutingModel::build_chunks() {
         }
       }
     }
+    if (use_relays_) add_relays(info, d);
+  }
+}
+
+// Intra-node relays off the shortest paths (docs/taccl.md "Intra-node relays"): in a node other
+// than the source's, a destination u that got the chunk over a shortest-path link may forward it
+// through its switch port to another destination v of the same node with d(v) >= d(u), v then
+// being a leaf. This spreads the fan-out of a rank that receives a node's inter-node traffic over
+// the switch egress ports of its neighbours (eq. 7), which shortest paths alone cannot do. The
+// leaf rule and d(v) >= d(u) keep every chosen edge set acyclic (shortest-path links strictly
+// increase d, and no two relay links can be consecutive), so the tree rows stay exact; the
+// extra hop's latency is a constant per link (time >= (d(u) + lat) x is_sent). The definition
+// uses only distances, nodes and switch membership, so it is invariant under the symmetry group.
+void RoutingModel::add_relays(ChunkInfo& info, const std::vector<std::vector<double>>& d) {
+  const int s = info.source;
+  if (info.dests.size() < 2) return;
+  std::set<int> dests(info.dests.begin(), info.dests.end());
+  std::set<int> shortest(info.candidates.begin(), info.candidates.end());
+  for (size_t l = 0; l < lt_.links.size(); ++l) {
+    const LogicalLink& link = lt_.links[l];
+    if (link.internode || link.port < 0 || shortest.count(static_cast<int>(l))) continue;
+    if (lt_.node_of[link.src] != lt_.node_of[link.dst]) continue;
+    if (lt_.node_of[link.src] == lt_.node_of[s]) continue;
+    if (!dests.count(link.src) || !dests.count(link.dst)) continue;
+    if (!lt_.allows(sketch_, s, static_cast<int>(l))) continue;
+    if (d[s][link.dst] + 1e-9 < d[s][link.src]) continue;
+    info.relays.push_back(static_cast<int>(l));
   }
 }
 
@@ -281,8 +319,13 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
   for (size_t k = 0; k < chunks_.size(); ++k) {
     if (!rep[k]) continue;
     const ChunkInfo& info = chunks_[k];
-    std::map<int, std::vector<solvers::Term>> in;
-    for (int l : info.candidates) in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
+    std::map<int, std::vector<solvers::Term>> in;   // every candidate in-link
+    std::map<int, std::vector<solvers::Term>> fwd;  // shortest-path in-links (may forward)
+    for (int l : info.candidates) {
+      in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
+      fwd[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
+    }
+    for (int l : info.relays) in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
     for (int d : info.dests) {
       CCSYNTH_CHECK(in.count(d)) << "no candidate link into rank " << d;
       model_.add_eq(in[d], 1.0);  // each destination receives the chunk once
@@ -290,13 +333,15 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
     for (auto& [v, terms] : in) {
       if (!std::count(info.dests.begin(), info.dests.end(), v)) model_.add_le(terms, 1.0);
     }
-    for (int l : info.candidates) {
+    auto add_forward = [&](int l) {
       const int u = lt_.links[l].src;
-      if (u == info.source) continue;
+      if (u == info.source) return;
       std::vector<solvers::Term> row = {{var_of(k, l), 1.0}};
-      for (const auto& t : in[u]) row.push_back({t.var, -1.0});
-      model_.add_le(row, 0.0);  // forward only what arrived
-    }
+      for (const auto& t : fwd[u]) row.push_back({t.var, -1.0});
+      model_.add_le(row, 0.0);  // forward only what arrived (a relay's leaf never forwards)
+    };
+    for (int l : info.candidates) add_forward(l);
+    for (int l : info.relays) add_forward(l);
   }
   // Relaxed bandwidth (eq. 6-8), one row per distinct folded expression.
   std::set<std::vector<std::pair<int, double>>> seen_rows;
@@ -311,7 +356,7 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
   std::vector<std::map<int, double>> link_load(lt_.links.size());
   std::map<std::pair<int, int>, std::map<int, double>> send_port, recv_port;
   for (size_t k = 0; k < chunks_.size(); ++k) {
-    for (int l : chunks_[k].candidates) {
+    for (int l : all_links(chunks_[k])) {
       const LogicalLink& link = lt_.links[l];
       const int v = var_of(k, l);
       const double lat = link.lat_us(bytes_);
@@ -323,13 +368,22 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
     }
   }
   for (const auto& load : link_load) add_load_row(load);
+  // A relay delays its leaf by one hop: the arrival there is a constant per relay link.
+  for (size_t k = 0; k < chunks_.size(); ++k) {
+    const int s = chunks_[k].source;
+    for (int l : chunks_[k].relays) {
+      const LogicalLink& link = lt_.links[l];
+      const double arrival = dist_.at(s)[s][link.src] + link.lat_us(bytes_);
+      if (arrival > latency_bound_) add_load_row({{var_of(static_cast<int>(k), l), arrival}});
+    }
+  }
   for (const auto& [key, load] : send_port) add_load_row(load);
   for (const auto& [key, load] : recv_port) add_load_row(load);
   // Switch-hyperedge policies (eq. 9-11): a small weight so makespan stays the first goal.
   std::map<int, int> util;  // canonical link -> variable
   std::map<int, std::set<int>> util_sent;
   for (size_t k = 0; k < chunks_.size(); ++k) {
-    for (int l : chunks_[k].candidates) {
+    for (int l : all_links(chunks_[k])) {
       const LogicalLink& link = lt_.links[l];
       if (link.hyperedge < 0 || lt_.policies[link.hyperedge] == SwitchPolicy::kFree) continue;
       int canon = l;
@@ -397,8 +451,8 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
   }
   std::vector<std::vector<int>> trees(chunks_.size());
   for (size_t k = 0; k < chunks_.size(); ++k) {
-    for (int l : chunks_[k].candidates) {
-      if (r.values[var_of(k, l)] > 0.5) trees[k].push_back(l);
+    for (int l : all_links(chunks_[k])) {
+      if (r.values[var_of(static_cast<int>(k), l)] > 0.5) trees[k].push_back(l);
     }
   }
   Routing routing = extract(trees);
@@ -411,7 +465,7 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
 
 Routing route(const LogicalTopology& logical, const Sketch& sketch, const Collective& collective,
               double chunk_bytes, const TacclOptions& options, StageReport* report) {
-  RoutingModel model(logical, sketch, collective, chunk_bytes);
+  RoutingModel model(logical, sketch, collective, chunk_bytes, options.intra_node_relays);
   return model.solve(options, report);
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "ccsynth/core/error.h"
@@ -172,6 +174,103 @@ TEST(TacclSketch, Dgx2Sketch1RelaysOnlyThroughMappedSenders) {
     }
   }
   EXPECT_EQ(internode, 64);  // every chunk crosses exactly once
+}
+
+// Two nodes {0,1,2} and {3,4,5}, each an NVSwitch-like switch (1 us per 1 KiB chunk and port),
+// joined only by the link 0 <-> 3 (1 us per chunk).
+Topology two_switch_nodes() {
+  Topology t;
+  t.name = "switch-pair";
+  t.num_ranks = 6;
+  t.nodes = {{0, 1, 2}, {3, 4, 5}};
+  t.links = {Link{0, 3, 1, 0.5, 512.0, "ib"}, Link{3, 0, 1, 0.5, 512.0, "ib"}};
+  t.switches = {Switch{"sw0", {0, 1, 2}, 0.5, 512.0, "nvswitch"},
+                Switch{"sw1", {3, 4, 5}, 0.5, 512.0, "nvswitch"}};
+  validate(t);
+  return t;
+}
+
+// Switch egress sends per rank of a routing (intra-node switch hops only).
+std::map<int, int> switch_egress(const Routing& r, const LogicalTopology& lt) {
+  std::map<int, int> sends;
+  for (const Transfer& tr : r.transfers) {
+    const LogicalLink& l = lt.links[tr.link];
+    if (!l.internode && l.port >= 0) ++sends[tr.src];
+  }
+  return sends;
+}
+
+int max_load(const std::map<int, int>& sends) {
+  int m = 0;
+  for (const auto& [rank, n] : sends) m = std::max(m, n);
+  return m;
+}
+
+TEST(TacclRouting, IntraNodeRelaySpreadsTheEntryRanksFanOut) {
+  // Rank 3 is the only way into node 1. Shortest paths make it send its own chunk and the 3
+  // chunks of node 0 to both 4 and 5: 8 sends on its switch port. A relay (3 -> 4 -> 5) lets it
+  // send each of node 0's chunks once: 2 + 3 = 5 sends, which also equals rank 4's 5 receives,
+  // so the relaxed optimum (eq. 7-8) drops from 8 us to 5 us (symmetrically in node 0).
+  const Topology t = two_switch_nodes();
+  const Sketch s = empty_sketch(2);
+  const LogicalTopology lt = make_logical_topology(s, t);
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 6, 1);
+  TacclOptions shortest;
+  shortest.intra_node_relays = false;
+  const Routing direct = route(lt, s, ag, 1024, shortest, nullptr);
+  EXPECT_NEAR(direct.objective_us, 8.0, 1e-6);
+  EXPECT_EQ(switch_egress(direct, lt).at(3), 8);
+  StageReport report;
+  const Routing relayed = route(lt, s, ag, 1024, {}, &report);
+  EXPECT_EQ(report.status, "optimal");
+  EXPECT_NEAR(relayed.objective_us, 5.0, 1e-6);
+  EXPECT_EQ(switch_egress(relayed, lt).at(3), 5);
+  EXPECT_EQ(switch_egress(relayed, lt).at(0), 5);
+  // A relayed chunk reached its leaf through a rank that is neither the source nor the entry,
+  // and the leaf forwards nothing.
+  int relays = 0;
+  for (const Transfer& tr : relayed.transfers) {
+    if (lt.links[tr.link].internode || tr.preds.empty()) continue;
+    const Transfer& in = relayed.transfers[tr.preds[0]];
+    if (lt.links[in.link].internode) continue;  // entry -> rank: a shortest-path hop
+    ++relays;
+    for (const Transfer& next : relayed.transfers) {
+      EXPECT_FALSE(next.chunk == tr.chunk && next.src == tr.dst) << "a relay leaf forwards";
+    }
+  }
+  EXPECT_GE(relays, 2);  // every chunk of the other node is relayed once or sent twice by 3
+  TacclOptions o;
+  o.time_limit_s = 5;
+  for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
+                           CollectiveKind::kAllReduce}) {
+    const TacclResult r = synthesize_taccl(t, s, k, o);
+    ASSERT_TRUE(r.algorithm);
+    const verify::VerifyReport v = verify::verify_algorithm(*r.algorithm, &t);
+    EXPECT_TRUE(v.ok()) << to_string(k) << ": " << v.summary();
+  }
+}
+
+TEST(TacclRouting, Dgx2Sketch1RelaysBalanceTheNvswitchEgress) {
+  // dgx2-sk-1: GPU 2k receives 4 chunks (chunkup 2) over its NIC. With shortest paths only it
+  // sends each of them to the 15 other GPUs: 4 x 15 + its own 2 x 15 = 90 NVSwitch sends, its
+  // partner 2k+1 only 30. Relays spread that fan-out: 960 sends per node over 16 ports, at most
+  // 62 on any GPU (the relaxed optimum, GPU 2k+1's 62 receives).
+  const Topology t = topologies::make_builtin("dgx2x2");
+  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
+  const LogicalTopology lt = make_logical_topology(s, t);
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 32, 2);
+  TacclOptions o;
+  o.time_limit_s = 10;
+  o.intra_node_relays = false;
+  const double chunk = 1 << 20;
+  EXPECT_EQ(max_load(switch_egress(route(lt, s, ag, chunk, o, nullptr), lt)), 90);
+  o.intra_node_relays = true;
+  const Routing r = route(lt, s, ag, chunk, o, nullptr);
+  const std::map<int, int> sends = switch_egress(r, lt);
+  EXPECT_LE(max_load(sends), 64);
+  int total = 0;
+  for (const auto& [rank, n] : sends) total += n;
+  EXPECT_EQ(total, 2 * 960);  // every GPU gets 62 chunks, 4 of them (GPU 2k) over IB
 }
 
 TEST(Taccl, RejectsUnsupportedCollectivesAndMismatchedSketches) {

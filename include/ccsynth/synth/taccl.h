@@ -1,7 +1,8 @@
 #pragma once
 // TACCL's three-stage synthesizer (TACCL sec. 5, appendix B) on COIN-OR CBC:
 //   1. routing: a bandwidth-relaxed MILP picks every chunk's multicast tree (eq. 1-15), restricted
-//      to shortest paths of the sketch's logical topology and folded by its symmetry;
+//      to shortest paths of the sketch's logical topology plus one-hop intra-node switch relays
+//      in receiving nodes, and folded by its symmetry;
 //   2. ordering: a greedy list scheduler orders the transfers on every link and switch port
 //      (B.2 heuristics), which also yields a feasible schedule;
 //   3. contiguity and exact scheduling: a MILP fixes send times under strict bandwidth, merging
@@ -32,6 +33,8 @@ struct TacclOptions {
   double merge_min_alpha_share = 0.02;  // merge binaries only where alpha >= this x beta-time
   bool contiguity = true;        // stage 3 may merge inter-node sends (false: no merge binaries)
   bool exact_schedule = true;    // false: skip stage 3 and keep the stage 2 schedule
+  bool intra_node_relays = true; // routing may relay a chunk once more inside a switch of a
+                                 // receiving node (non-shortest paths; docs/taccl.md)
   int solver_log_level = 0;      // CBC's log level (> 0 prints CBC's log on stdout; debugging)
 };
 
