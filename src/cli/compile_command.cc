@@ -19,6 +19,7 @@
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
 #include "cli/command.h"
+#include "cli/pipeline.h"
 
 namespace ccsynth::cli {
 
@@ -54,10 +55,7 @@ compiler::CompileOptions to_compile_options(const CompileCommandOptions& o,
   c.inplace = o.inplace;
   c.min_bytes = parse_bytes(o.min_bytes, "--min-bytes");
   c.max_bytes = parse_bytes(o.max_bytes, "--max-bytes");
-  // msccl-xml.md "Limits": classic 256 steps and 216 threadblocks, executor 64 and 1024.
-  const bool classic = dialect == formats::XmlDialect::kClassic;
-  c.max_steps_per_threadblock = o.max_steps > 0 ? o.max_steps : classic ? 256 : 64;
-  c.max_threadblocks_per_rank = o.max_threadblocks > 0 ? o.max_threadblocks : classic ? 216 : 1024;
+  apply_dialect_limits(c, dialect, o.max_steps, o.max_threadblocks);
   c.fifo_slots = o.fifo_slots;
   c.fuse = !o.no_fuse;
   c.aggregate = !o.no_aggregate;

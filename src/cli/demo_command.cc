@@ -144,6 +144,7 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
       [&]() -> std::optional<Algorithm> {
         synth::TacosOptions options;
         options.bytes = parse_bytes(o.synth_size, "--synth-size");
+        options.trials = synth::default_trials(topology.num_ranks);
         return synth::synthesize_tacos(topology, collective, options).algorithm;
       },
       topology, instances, sizes));

@@ -65,6 +65,13 @@ Evaluated evaluate_instances(const Algorithm& algorithm, const Topology& topolog
   return std::move(*best);
 }
 
+void apply_dialect_limits(compiler::CompileOptions& options, formats::XmlDialect dialect,
+                          int max_steps, int max_threadblocks) {
+  const bool classic = dialect == formats::XmlDialect::kClassic;
+  options.max_steps_per_threadblock = max_steps > 0 ? max_steps : classic ? 256 : 64;
+  options.max_threadblocks_per_rank = max_threadblocks > 0 ? max_threadblocks : classic ? 216 : 1024;
+}
+
 std::optional<Algorithm> reference_ring(const Collective& collective, const Topology& topology) {
   if (collective.kind == CollectiveKind::kCustom) return std::nullopt;
   const auto kind = synth::BaselineKind::kRing;

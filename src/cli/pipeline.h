@@ -14,6 +14,7 @@
 #include "ccsynth/core/algorithm.h"
 #include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
+#include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/verify/report.h"
 
 namespace ccsynth::cli {
@@ -43,6 +44,12 @@ struct Evaluated {
 /// when both are correct, simulates it at every size in `sizes` (bytes per rank).
 Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
                    const compiler::CompileOptions& options, const std::vector<int64_t>& sizes);
+
+/// Sets the runtime limits of `dialect` (msccl-xml.md "Limits": classic 256 steps per
+/// threadblock and 216 threadblocks per rank, executor 64 and 1024); a positive `max_steps` or
+/// `max_threadblocks` overrides them.
+void apply_dialect_limits(compiler::CompileOptions& options, formats::XmlDialect dialect,
+                          int max_steps = 0, int max_threadblocks = 0);
 
 /// The reference every result is compared with, like NCCL's ring with one channel per ring: the
 /// ring baseline over all edge-disjoint rings of `topology` (at most 16), one chunk per ring, for

@@ -38,6 +38,7 @@ compiler::CompileOptions compile_options(const SynthCommonOptions& o, const std:
   const auto protocol = parse_protocol(o.protocol);
   if (!protocol) throw UserError("", "--proto", "expected Simple, LL or LL128, got " + o.protocol);
   options.protocol = *protocol;
+  apply_dialect_limits(options, formats::parse_xml_dialect(o.xml_dialect));
   return options;
 }
 
@@ -78,15 +79,15 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!outcome.algorithm) return print_failure(outcome, o);
 
+  if (!o.algorithm_output.empty()) {
+    write_text_file(o.algorithm_output,
+                    formats::dump_json(formats::algorithm_to_json(*outcome.algorithm)));
+  }
   const auto options = compile_options(o, o.method + "_" + outcome.algorithm->collective.name);
   const std::vector<int64_t> sizes = {bytes};
   const Evaluated result = evaluate(*outcome.algorithm, topology, options, sizes);
   const auto ring = result.ok() ? ring_reference(result.algorithm, topology, options, sizes)
                                 : nullptr;
-  if (!o.algorithm_output.empty()) {
-    write_text_file(o.algorithm_output,
-                    formats::dump_json(formats::algorithm_to_json(*outcome.algorithm)));
-  }
   if (result.ok() && !o.output.empty()) {
     write_text_file(o.output, formats::write_msccl_xml(result.program,
                                                        formats::parse_xml_dialect(o.xml_dialect)));

@@ -69,7 +69,8 @@ SynthMethod tacos_method() {
         ->check(kPositive);
     add_shared_option(synth, "--seed", "tacos: seed of the random tie-breaks (default 0)");
     add_shared_option(synth, "--trials",
-                      "tacos: try seeds seed..seed+N-1, keep the fastest (default 1)")
+                      "tacos: try seeds seed..seed+N-1, keep the fastest (default: 8 up to 256 ranks, "
+                      "then 2048 / ranks)")
         ->check(kPositive);
     add_shared_option(synth, "--switch-degree",
                       "tacos: switch unwinding degree d; 0 = auto: all peers of a standalone switch, one per "
@@ -88,7 +89,7 @@ SynthMethod tacos_method() {
     synth::TacosOptions options;
     options.bytes = parse_bytes(o.size, "--size");
     options.seed = flag_value<uint64_t>(*flags, "--seed", options.seed);
-    options.trials = flag_value<int>(*flags, "--trials", options.trials);
+    options.trials = flag_value<int>(*flags, "--trials", synth::default_trials(topology.num_ranks));
     options.switch_degree = flag_value<int>(*flags, "--switch-degree", options.switch_degree);
     options.pick_window = flag_value<int>(*flags, "--pick-window", options.pick_window);
     const CLI::Option* no_replacement = flags->synth->get_option_no_throw("--no-replacement");

@@ -193,4 +193,6 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
   return r;
 }
 
+int default_trials(int num_ranks) { return std::clamp(2048 / std::max(num_ranks, 1), 1, 8); }
+
 }  // namespace ccsynth::synth

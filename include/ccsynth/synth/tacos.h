@@ -109,6 +109,11 @@ struct TacosResult {
   int num_ten_links = 0;              // TEN link families (after switch unwinding)
 };
 
+/// How many seeds the CLI tries by default: 8 up to 256 ranks, then fewer so that synthesis
+/// stays around a second (2048 / ranks, at least 1). Random tie-breaks matter most on small
+/// symmetric topologies (hypercube:4 reaches its bound only with several seeds).
+int default_trials(int num_ranks);
+
 /// Synthesizes `collective` (allgather, broadcast, reducescatter, reduce, allreduce, or a custom
 /// non-combining collective whose chunks only need relaying through ranks that want them) on
 /// `topology`. Throws UserError for other collectives, size mismatches or bad options.
