@@ -36,7 +36,8 @@ void run_bounds(const BoundsOptions& o) {
   const int64_t bytes = parse_bytes(o.size, "--size");
   const auto protocol = parse_protocol(o.protocol);
   if (!protocol) throw UserError("", "--protocol", "expected Simple, LL or LL128");
-  const sim::ProtocolParams& params = sim::SimOptions{}.params(*protocol);
+  const sim::SimOptions defaults;  // params() returns a reference into it: keep it alive
+  const sim::ProtocolParams& params = defaults.params(*protocol);
   sim::BoundOptions options;
   options.alpha_factor = params.alpha_factor;
   options.beta_factor = params.beta_factor;
