@@ -17,32 +17,4 @@ std::vector<std::vector<int>> Lowered::rank_orders() const {
   return orders;
 }
 
-bool reads_src(StepType type) {
-  switch (type) {
-    case StepType::kSend:
-    case StepType::kRecvReduceSend:
-    case StepType::kRecvReduceCopy:
-    case StepType::kRecvReduceCopySend:
-    case StepType::kCopy:
-    case StepType::kReduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool writes_dst(StepType type) {
-  switch (type) {
-    case StepType::kRecv:
-    case StepType::kRecvCopySend:
-    case StepType::kRecvReduceCopy:
-    case StepType::kRecvReduceCopySend:
-    case StepType::kCopy:
-    case StepType::kReduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace ccsynth::compiler

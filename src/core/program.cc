@@ -77,6 +77,16 @@ bool reduces(StepType t) {
          t == StepType::kRecvReduceCopySend || t == StepType::kReduce;
 }
 
+bool reads_src(StepType t) {
+  return t == StepType::kSend || t == StepType::kRecvReduceSend || t == StepType::kRecvReduceCopy ||
+         t == StepType::kRecvReduceCopySend || t == StepType::kCopy || t == StepType::kReduce;
+}
+
+bool writes_dst(StepType t) {
+  return t == StepType::kRecv || t == StepType::kRecvCopySend || t == StepType::kRecvReduceCopy ||
+         t == StepType::kRecvReduceCopySend || t == StepType::kCopy || t == StepType::kReduce;
+}
+
 int GpuProgram::buffer_chunks(Buffer buffer) const {
   switch (buffer) {
     case Buffer::kInput: return input_chunks;

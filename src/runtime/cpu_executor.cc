@@ -28,35 +28,6 @@ constexpr int64_t kLL128SliceBytes = 576000;
 constexpr int64_t kLLSliceBytes = 32 * 1024;
 constexpr int kMaxDescribed = 16;  // waiting steps listed in a deadlock message
 
-// Steps that read their local src operand / write their local dst operand.
-bool reads_src(StepType type) {
-  switch (type) {
-    case StepType::kSend:
-    case StepType::kRecvReduceSend:
-    case StepType::kRecvReduceCopy:
-    case StepType::kRecvReduceCopySend:
-    case StepType::kCopy:
-    case StepType::kReduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool writes_dst(StepType type) {
-  switch (type) {
-    case StepType::kRecv:
-    case StepType::kRecvCopySend:
-    case StepType::kRecvReduceCopy:
-    case StepType::kRecvReduceCopySend:
-    case StepType::kCopy:
-    case StepType::kReduce:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string where(int rank, int tb, int step) {
   return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
          std::to_string(step) + "]";

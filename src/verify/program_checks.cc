@@ -30,16 +30,6 @@ VerifyReport ViolationSink::finish() const {
   return out;
 }
 
-bool reads_src(StepType t) {
-  return t == StepType::kSend || t == StepType::kRecvReduceSend || t == StepType::kRecvReduceCopy ||
-         t == StepType::kRecvReduceCopySend || t == StepType::kCopy || t == StepType::kReduce;
-}
-
-bool writes_dst(StepType t) {
-  return t == StepType::kRecv || t == StepType::kRecvCopySend || t == StepType::kRecvReduceCopy ||
-         t == StepType::kRecvReduceCopySend || t == StepType::kCopy || t == StepType::kReduce;
-}
-
 // Strings are built by appending: GCC 12 -O3 reports a false -Wrestrict for
 // `"literal" + std::string` temporaries.
 std::string quoted(StepType type) {

@@ -41,10 +41,6 @@ std::string quoted(StepType type);
 /// "o[3]" or "o[3..5]" for `count` chunks from `offset`.
 std::string buffer_range(Buffer buffer, int offset, int count = 1);
 
-/// True when `type` reads its src operand locally (s, rrs, rrc, rrcs, cpy, re).
-bool reads_src(StepType type);
-/// True when `type` writes its dst locally (r, rcs, rrc, rrcs, cpy, re).
-bool writes_dst(StepType type);
 
 /// Static checks: ranks and threadblock ids, peers, one threadblock per connection and
 /// direction, step types against peers, counts, dependencies, channels, nchunksperloop and

@@ -278,7 +278,7 @@ class Simulator {
     Message in;
     if (receives(s.type)) in = receive(g, s);
     std::vector<SymbolicValue> src;
-    if (detail::reads_src(s.type)) {
+    if (reads_src(s.type)) {
       src.reserve(s.count);
       for (int i = 0; i < s.count; ++i) src.push_back(read(st, s.src_buffer, s.src_offset + i));
     }

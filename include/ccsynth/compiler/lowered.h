@@ -71,9 +71,5 @@ struct Lowered {
   std::vector<std::vector<int>> rank_orders() const;
 };
 
-/// Reads of an instruction as (buffer ref, count) ranges; empty for nop/recv-only.
-bool reads_src(StepType type);
-/// Whether the instruction writes its dst locally (r, rcs, rrc, rrcs, cpy, re).
-bool writes_dst(StepType type);
 
 }  // namespace ccsynth::compiler

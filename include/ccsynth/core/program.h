@@ -47,6 +47,10 @@ bool receives(StepType type);
 bool sends(StepType type);
 /// True for types that reduce (rrs, rrc, rrcs, re).
 bool reduces(StepType type);
+/// True for types that read their src operand locally (s, rrs, rrc, rrcs, cpy, re).
+bool reads_src(StepType type);
+/// True for types that write their dst operand locally (r, rcs, rrc, rrcs, cpy, re).
+bool writes_dst(StepType type);
 
 /// A chunk position in a rank's buffers.
 struct BufferRef {
