@@ -89,7 +89,7 @@ Candidate make_candidate(const std::string& name,
   compiler::CompileOptions options;
   options.name = name;
   c.evaluated = std::make_unique<Evaluated>(
-      evaluate_instances(*algorithm, topology, options, instances, sizes));
+      evaluate_variants(*algorithm, topology, options, instances, sizes));
   if (c.evaluated->ok()) c.executed = execute(c.evaluated->program);
   return c;
 }

@@ -34,34 +34,44 @@ Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
     const sim::LowerBound bound = sim::lower_bound(topology, algorithm.collective, bytes);
     out.results.push_back(
         {bytes, sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bound.lower_bound_us,
-         options.instances});
+         options.instances, options.fuse});
   }
   return out;
 }
 
-Evaluated evaluate_instances(const Algorithm& algorithm, const Topology& topology,
-                             compiler::CompileOptions options, const std::vector<int>& instances,
-                             const std::vector<int64_t>& sizes) {
+Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology,
+                            compiler::CompileOptions options, const std::vector<int>& instances,
+                            const std::vector<int64_t>& sizes) {
   std::optional<Evaluated> best;
+  std::optional<UserError> last_failure;
   for (int count : instances) {
-    options.instances = count;
-    Evaluated variant;
-    try {
-      variant = evaluate(algorithm, topology, options, sizes);
-    } catch (const UserError&) {
-      if (!best && count == instances.back()) throw;
-      continue;  // over the runtime limits (e.g. too many threadblocks) at this count
-    }
-    if (!best || !best->ok()) {
-      best = std::move(variant);
-      continue;
-    }
-    if (!variant.ok()) continue;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      if (variant.results[i].time_us < best->results[i].time_us) best->results[i] = variant.results[i];
+    for (bool fuse : {true, false}) {
+      options.instances = count;
+      options.fuse = fuse;
+      Evaluated variant;
+      try {
+        variant = evaluate(algorithm, topology, options, sizes);
+      } catch (const UserError& e) {
+        last_failure = e;  // over the runtime limits (e.g. steps per threadblock) this way
+        continue;
+      }
+      if (!best || !best->ok()) {
+        best = std::move(variant);
+        continue;
+      }
+      if (!variant.ok()) continue;
+      if (!sizes.empty() && variant.results.back().time_us < best->results.back().time_us) {
+        std::swap(best->program, variant.program);
+      }
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        if (variant.results[i].time_us < best->results[i].time_us) {
+          best->results[i] = variant.results[i];
+        }
+      }
     }
   }
-  CCSYNTH_CHECK(best.has_value()) << "evaluate_instances needs at least one instance count";
+  if (!best && last_failure) throw *last_failure;
+  CCSYNTH_CHECK(best.has_value()) << "evaluate_variants needs at least one instance count";
   return std::move(*best);
 }
 
@@ -107,7 +117,8 @@ nlohmann::json to_json(const Evaluated& e) {
                        {"busbw_gbps", r.busbw_gbps},
                        {"lower_bound_us", r.lower_bound_us},
                        {"ratio_to_bound", r.ratio_to_bound()},
-                       {"instances", r.instances}});
+                       {"instances", r.instances},
+                       {"fused", r.fused}});
   }
   return {{"name", e.algorithm.name},
           {"ok", e.ok()},
@@ -132,7 +143,7 @@ std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
       if (i >= evaluated[k]->results.size()) continue;
       const SizedResult& r = evaluated[k]->results[i];
       if (row.best >= 0 && r.time_us >= row.time_us) continue;
-      row = {r.bytes, static_cast<int>(k), r.instances, r.time_us, r.busbw_gbps,
+      row = {r.bytes, static_cast<int>(k), r.instances, r.fused, r.time_us, r.busbw_gbps,
              r.lower_bound_us, r.ratio_to_bound(), 0};
     }
     if (ring >= 0 && i < evaluated[ring]->results.size() && row.time_us > 0) {
@@ -150,6 +161,7 @@ nlohmann::json best_json(const std::vector<std::string>& names,
     rows.push_back({{"bytes", b.bytes},
                     {"best", names[b.best]},
                     {"instances", b.instances},
+                    {"fused", b.fused},
                     {"time_us", b.time_us},
                     {"busbw_gbps", b.busbw_gbps},
                     {"lower_bound_us", b.lower_bound_us},
@@ -163,7 +175,7 @@ std::string results_table(const std::vector<std::string>& names,
                           const std::vector<const Evaluated*>& evaluated) {
   std::string out = fmt::format("{:>8}", "size");
   for (const auto& name : names) out += fmt::format(" {:>12}", name + " us");
-  out += fmt::format(" {:>11}  {:<12} {:>8} {:>9} {:>8}\n", "bound us", "best", "busbw",
+  out += fmt::format(" {:>11}  {:<15} {:>8} {:>9} {:>8}\n", "bound us", "best", "busbw",
                      "vs bound", "vs ring");
   const std::vector<BestAtSize> best = best_per_size(names, evaluated);
   for (size_t i = 0; i < best.size(); ++i) {
@@ -173,12 +185,17 @@ std::string results_table(const std::vector<std::string>& names,
                                    : fmt::format(" {:>12}", "-");
     }
     const std::string winner = names[best[i].best] +
-                               (best[i].instances > 1 ? fmt::format(" x{}", best[i].instances) : "");
-    out += fmt::format(" {:>11.2f}  {:<12} {:>8.2f} {:>8.2f}x", best[i].lower_bound_us, winner,
+                               (best[i].instances > 1 ? fmt::format(" x{}", best[i].instances) : "") +
+                               (best[i].fused ? "" : " nf");
+    out += fmt::format(" {:>11.2f}  {:<15} {:>8.2f} {:>8.2f}x", best[i].lower_bound_us, winner,
                        best[i].busbw_gbps, best[i].ratio_to_bound);
     out += best[i].speedup_vs_ring > 0 ? fmt::format(" {:>7.2f}x\n", best[i].speedup_vs_ring)
                                        : fmt::format(" {:>8}\n", "-");
   }
+  const bool variants = std::any_of(best.begin(), best.end(), [](const BestAtSize& b) {
+    return b.instances > 1 || !b.fused;
+  });
+  if (variants) out += "(best: \"xN\" compiled with N instances, \"nf\" without fusion)\n";
   return out;
 }
 

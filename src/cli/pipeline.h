@@ -27,6 +27,7 @@ struct SizedResult {
   double busbw_gbps = 0;
   double lower_bound_us = 0;
   int instances = 1;  // compiler instances of the program simulated
+  bool fused = true;  // compiled with rcs / rrcs / rrs fusion
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
@@ -57,13 +58,14 @@ void apply_dialect_limits(compiler::CompileOptions& options, formats::XmlDialect
 /// kinds) or `collective` is custom.
 std::optional<Algorithm> reference_ring(const Collective& collective, const Topology& topology);
 
-/// Evaluates `algorithm` compiled with each of `instances` (compile options otherwise as given)
-/// and keeps, per size, the fastest correct variant: the result's program is the first variant,
-/// its `results[i].instances` says which variant won at size i. Variants over the runtime's
-/// limits are left out; with none left the first variant's failure is returned.
-Evaluated evaluate_instances(const Algorithm& algorithm, const Topology& topology,
-                             compiler::CompileOptions options, const std::vector<int>& instances,
-                             const std::vector<int64_t>& sizes);
+/// Evaluates `algorithm` compiled with each of `instances`, with and without fusion (compile
+/// options otherwise as given), and keeps, per size, the fastest correct variant: the result's
+/// program is the variant fastest at the last size, `results[i].instances` / `.fused` say which
+/// variant won at size i. Variants over the runtime's limits are left out; with none left the
+/// last failure is rethrown.
+Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology,
+                            compiler::CompileOptions options, const std::vector<int>& instances,
+                            const std::vector<int64_t>& sizes);
 
 /// JSON for one evaluated program: verification status, per-size results.
 nlohmann::json to_json(const Evaluated& evaluated);
@@ -73,6 +75,7 @@ struct BestAtSize {
   int64_t bytes = 0;
   int best = -1;                // index into the evaluated programs
   int instances = 1;            // compiler instances of the winning variant
+  bool fused = true;            // whether the winning variant uses fusion
   double time_us = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;

@@ -85,7 +85,9 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
   }
   const auto options = compile_options(o, o.method + "_" + outcome.algorithm->collective.name);
   const std::vector<int64_t> sizes = {bytes};
-  const Evaluated result = evaluate(*outcome.algorithm, topology, options, sizes);
+  // The user's instance count, with and without fusion: the faster at --size is written.
+  const Evaluated result =
+      evaluate_variants(*outcome.algorithm, topology, options, {o.instances}, sizes);
   const auto ring = result.ok() ? ring_reference(result.algorithm, topology, options, sizes)
                                 : nullptr;
   if (result.ok() && !o.output.empty()) {
@@ -112,7 +114,11 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
       std::cout << "verification FAILED:\n"
                 << result.algorithm_report.summary() << result.program_report.summary();
     } else {
-      std::cout << "verified: algorithm and program correct\n";
+      const SizedResult& chosen = result.results.front();
+      std::cout << fmt::format("verified: algorithm and program correct (compiled with {} "
+                               "instance{}, fusion {})\n",
+                               chosen.instances, chosen.instances == 1 ? "" : "s",
+                               chosen.fused ? "on" : "off");
       std::vector<std::string> names = {o.method};
       std::vector<const Evaluated*> rows = {&result};
       if (ring && ring->ok()) {
