@@ -14,6 +14,12 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kShared = std::string(CCSYNTH_SHARED_DIR) + "/taccl-sketches/";
+
+// TACCL's published sketches live beside the checkout (../shared/taccl-sketches), not in it; a
+// checkout without them skips these tests and says why instead of failing.
+#define SKIP_WITHOUT_PUBLISHED_SKETCHES()                                                  \
+  if (!std::filesystem::is_directory(kShared))                                              \
+  GTEST_SKIP() << "TACCL's published sketches not found at " << kShared
 const std::string kExamples = std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/";
 
 // The field named by the UserError thrown while parsing `text`.
@@ -28,6 +34,7 @@ std::string error_field(const std::string& text) {
 }
 
 TEST(Sketch, EveryPublishedTacclSketchParses) {
+  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   int files = 0;
   for (const auto& entry : fs::directory_iterator(kShared)) {
     if (entry.path().extension() != ".json") continue;
@@ -45,6 +52,7 @@ TEST(Sketch, EveryPublishedTacclSketchParses) {
 }
 
 TEST(Sketch, Sk1Dgx2N2Fields) {
+  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   const Sketch s = read_sketch_file(kShared + "sk1-dgx2-n2.json");
   EXPECT_EQ(s.nnodes, 2);
   EXPECT_EQ(s.intranode.strategy, IntranodeStrategy::kSwitch);
@@ -146,6 +154,7 @@ TEST(Sketch, ErrorsNameTheField) {
 }
 
 TEST(Sketch, FitsTopology) {
+  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   const Topology dgx2x2 = topologies::make_builtin("dgx2x2");
   const Topology ndv2x2 = topologies::make_builtin("ndv2x2");
   EXPECT_NO_THROW(check_sketch_fits(read_sketch_file(kShared + "sk1-dgx2-n2.json"), dgx2x2));
@@ -164,6 +173,7 @@ TEST(Sketch, FitsTopology) {
 }
 
 TEST(LogicalTopology, Dgx2Sketch1KeepsRelayLinksOnly) {
+  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   const Topology t = topologies::make_builtin("dgx2x2");
   const LogicalTopology lt = make_logical_topology(read_sketch_file(kShared + "sk1-dgx2-n2.json"), t);
   int internode = 0, intranode = 0;
