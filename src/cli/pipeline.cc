@@ -8,12 +8,44 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/sim/bounds.h"
-#include "ccsynth/synth/baselines.h"
 #include "ccsynth/sim/simulate.h"
+#include "ccsynth/synth/baselines.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
 
 namespace ccsynth::cli {
+
+namespace {
+
+// The lower bound at every size (they depend on the collective, not on the program).
+std::vector<double> bounds_at(const Topology& topology, const Collective& collective,
+                              const std::vector<int64_t>& sizes) {
+  std::vector<double> out;
+  for (int64_t bytes : sizes) out.push_back(sim::lower_bound(topology, collective, bytes).lower_bound_us);
+  return out;
+}
+
+// Compiles an already verified algorithm with `options`, verifies the program and, when it is
+// correct, simulates it at every size. `out.algorithm` and its report are already set.
+void compile_and_simulate(Evaluated& out, const Topology& topology,
+                          const compiler::CompileOptions& options, const std::vector<int64_t>& sizes,
+                          const std::vector<double>& bounds) {
+  out.program = compiler::compile(out.algorithm, options);
+  // With instances > 1 every chunk is split into subchunks: verify against that collective.
+  const Collective replicated =
+      compiler::replicate_collective(out.algorithm.collective, options.instances);
+  verify::VerifyProgramOptions verify_options;
+  verify_options.collective = &replicated;
+  out.program_report = verify::verify_program(out.program, verify_options);
+  if (!out.program_report.ok()) return;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const sim::SimResult sim = sim::simulate(out.program, topology, sizes[i]);
+    out.results.push_back({sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
+                           options.instances, options.fuse});
+  }
+}
+
+}  // namespace
 
 Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
                    const compiler::CompileOptions& options, const std::vector<int64_t>& sizes) {
@@ -21,36 +53,28 @@ Evaluated evaluate(const Algorithm& algorithm, const Topology& topology,
   out.algorithm = algorithm;
   out.algorithm_report = verify::verify_algorithm(algorithm, &topology);
   if (!out.algorithm_report.ok()) return out;
-  out.program = compiler::compile(algorithm, options);
-  // With instances > 1 every chunk is split into subchunks: verify against that collective.
-  const Collective replicated = compiler::replicate_collective(algorithm.collective,
-                                                               options.instances);
-  verify::VerifyProgramOptions verify_options;
-  verify_options.collective = &replicated;
-  out.program_report = verify::verify_program(out.program, verify_options);
-  if (!out.program_report.ok()) return out;
-  for (int64_t bytes : sizes) {
-    const sim::SimResult sim = sim::simulate(out.program, topology, bytes);
-    const sim::LowerBound bound = sim::lower_bound(topology, algorithm.collective, bytes);
-    out.results.push_back(
-        {bytes, sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bound.lower_bound_us,
-         options.instances, options.fuse});
-  }
+  compile_and_simulate(out, topology, options, sizes,
+                       bounds_at(topology, algorithm.collective, sizes));
   return out;
 }
 
 Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology,
                             compiler::CompileOptions options, const std::vector<int>& instances,
                             const std::vector<int64_t>& sizes) {
+  Evaluated base;
+  base.algorithm = algorithm;
+  base.algorithm_report = verify::verify_algorithm(algorithm, &topology);
+  if (!base.algorithm_report.ok()) return base;
+  const std::vector<double> bounds = bounds_at(topology, algorithm.collective, sizes);
   std::optional<Evaluated> best;
   std::optional<UserError> last_failure;
   for (int count : instances) {
     for (bool fuse : {true, false}) {
       options.instances = count;
       options.fuse = fuse;
-      Evaluated variant;
+      Evaluated variant = base;
       try {
-        variant = evaluate(algorithm, topology, options, sizes);
+        compile_and_simulate(variant, topology, options, sizes, bounds);
       } catch (const UserError& e) {
         last_failure = e;  // over the runtime limits (e.g. steps per threadblock) this way
         continue;
