@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -58,6 +59,22 @@ namespace {
 
 using ccsynth::testing::make_step;
 
+// A custom program of `ranks` ranks with `chunks` input and output chunks each and no
+// threadblocks yet.
+Program custom_program(const std::string& name, int ranks, int chunks) {
+  Program p;
+  p.name = name;
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = ranks;
+  p.gpus.resize(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    p.gpus[r].rank = r;
+    p.gpus[r].input_chunks = chunks;
+    p.gpus[r].output_chunks = chunks;
+  }
+  return p;
+}
+
 Threadblock make_tb(int id, int send, int recv, std::vector<Step> steps, int channel = 0) {
   Threadblock tb;
   tb.id = id;
@@ -77,16 +94,7 @@ Threadblock make_tb(int id, int send, int recv, std::vector<Step> steps, int cha
 Program every_type_program() {
   const Buffer I = Buffer::kInput;
   const Buffer O = Buffer::kOutput;
-  Program p;
-  p.name = "every_type";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 3;
-  p.gpus.resize(3);
-  for (int r = 0; r < 3; ++r) {
-    p.gpus[r].rank = r;
-    p.gpus[r].input_chunks = 2;
-    p.gpus[r].output_chunks = 2;
-  }
+  Program p = custom_program("every_type", 3, 2);
   p.gpus[0].threadblocks = {
       make_tb(0, 1, -1, {make_step(StepType::kSend, I, 0, O, -1), make_step(StepType::kSend, I, 1, O, -1)}),
       make_tb(1, -1, 2, {make_step(StepType::kRecv, I, -1, O, 0)})};
@@ -150,16 +158,7 @@ TEST(CpuExecutor, EveryInstructionTypeWithSlicesAndOneSlotFifos) {
 
 TEST(CpuExecutor, ReductionOperatorsAndTypes) {
   // rank 1 computes o[0] = recv (+) i[0] with every operator on every type.
-  Program p;
-  p.name = "rrc";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 2;
-  p.gpus.resize(2);
-  for (int r = 0; r < 2; ++r) {
-    p.gpus[r].rank = r;
-    p.gpus[r].input_chunks = 1;
-    p.gpus[r].output_chunks = 1;
-  }
+  Program p = custom_program("rrc", 2, 1);
   p.gpus[0].threadblocks = {make_tb(0, 1, -1, {make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, -1)})};
   p.gpus[1].threadblocks = {make_tb(0, -1, 0, {make_step(StepType::kRecvReduceCopy, Buffer::kInput, 0, Buffer::kOutput, 0)})};
   CpuExecutor exec(p);
