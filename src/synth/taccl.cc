@@ -96,7 +96,8 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
       break;
     default: transfers = forward.transfers;
   }
-  const Ordering ordering = order_transfers(transfers, logical, sketch, result.chunk_bytes, options);
+  const Ordering ordering = order_transfers(transfers, logical, sketch, result.chunk_bytes, options,
+                                            transfer_symmetries(transfers, logical, base));
   StageReport ordering_report;
   ordering_report.name = "ordering";
   ordering_report.status = "heuristic";

@@ -2,11 +2,16 @@
 // Internals shared by the TACCL stages (taccl_routing.cc, taccl_schedule.cc).
 
 #include <string>
+#include <vector>
 
 #include "ccsynth/solvers/milp.h"
 #include "ccsynth/synth/taccl.h"
 
 namespace ccsynth::synth::detail {
+
+/// The chunk a rank permutation g maps chunk k to (allgather and alltoall numbering of
+/// core/collective.h); -1 when the collective has no such mapping.
+int chunk_image(const Collective& c, const std::vector<int>& g, int k);
 
 /// Fills `report` (when not null) with what the MILP stage `name` did.
 inline void report_milp_stage(StageReport* report, const std::string& name,

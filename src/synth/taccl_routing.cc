@@ -23,6 +23,22 @@
 
 namespace ccsynth::synth {
 
+namespace detail {
+
+int chunk_image(const Collective& c, const std::vector<int>& g, int k) {
+  const int chunks = c.chunks_per_rank;
+  switch (c.kind) {
+    case CollectiveKind::kAllGather: return g[k / chunks] * chunks + k % chunks;
+    case CollectiveKind::kAllToAll: {
+      const int pair = k / chunks, s = pair / c.num_ranks, d = pair % c.num_ranks;
+      return (g[s] * c.num_ranks + g[d]) * chunks + k % chunks;
+    }
+    default: return -1;
+  }
+}
+
+}  // namespace detail
+
 namespace {
 
 constexpr double kUnreachable = std::numeric_limits<double>::infinity();
@@ -47,20 +63,6 @@ std::vector<std::vector<double>> distances(const LogicalTopology& lt, const Sket
     }
   }
   return d;
-}
-
-// The chunk a group element maps chunk k to (allgather and alltoall numbering of
-// core/collective.h); -1 when the collective has no such mapping.
-int chunk_image(const Collective& c, const std::vector<int>& g, int k) {
-  const int chunks = c.chunks_per_rank;
-  switch (c.kind) {
-    case CollectiveKind::kAllGather: return g[k / chunks] * chunks + k % chunks;
-    case CollectiveKind::kAllToAll: {
-      const int pair = k / chunks, s = pair / c.num_ranks, d = pair % c.num_ranks;
-      return (g[s] * c.num_ranks + g[d]) * chunks + k % chunks;
-    }
-    default: return -1;
-  }
 }
 
 struct ChunkInfo {
@@ -121,7 +123,7 @@ void RoutingModel::build_group() {
     std::vector<int> ci(c_.num_chunks());
     bool ok = true;
     for (int k = 0; k < c_.num_chunks() && ok; ++k) {
-      ci[k] = chunk_image(c_, g, k);
+      ci[k] = detail::chunk_image(c_, g, k);
       ok = ci[k] >= 0;
     }
     if (!ok) continue;  // no folding for this collective: keep the identity only

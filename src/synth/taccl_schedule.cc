@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -72,112 +74,428 @@ bool mergeable(const LogicalLink& link, double chunk_bytes, const TacclOptions& 
                               transfer_us(link.beta_us_per_mb, chunk_bytes);
 }
 
-// Earliest times of a schedule with fixed lane/port orders and merge groups, processing groups
-// in `sequence` (group leaders). Returns false when a group depends on one not yet timed.
-bool retime(const std::vector<Transfer>& transfers, const LogicalTopology& lt, double chunk_bytes,
-            const std::vector<int>& lane_prev, const std::vector<std::vector<int>>& port_prev,
-            const std::vector<int>& sequence, const std::vector<std::vector<int>>& members,
-            Schedule& s) {
-  std::fill(s.arrive_us.begin(), s.arrive_us.end(), -1.0);
-  s.makespan_us = 0.0;
-  for (int leader : sequence) {
-    const auto& group = members[leader];
-    double send = 0.0;
-    auto need = [&](int t) {
-      if (t < 0) return true;
-      if (s.arrive_us[t] < 0) return false;
-      send = std::max(send, s.arrive_us[t]);
-      return true;
-    };
-    for (int t : group) {
-      for (int p : transfers[t].preds) {
-        if (!need(p)) return false;
-      }
-      if (s.group[lane_prev[t] < 0 ? t : lane_prev[t]] != leader && !need(lane_prev[t])) return false;
-      for (int q : port_prev[t]) {
-        if (!need(q)) return false;
+// The precedence structure stage 2 fixes: per transfer its lane neighbours, the transfers of
+// other links just before it on a switch port it uses, and whether its lane may merge sends.
+struct OrderGraph {
+  std::vector<int> lane_prev, lane_next;
+  std::vector<std::vector<int>> port_prev;
+  std::vector<char> merge_lane;    // on a mergeable lane with at least two transfers
+  std::vector<char> may_join;      // may join its lane predecessor's group
+  std::vector<double> alpha, beta;
+
+  OrderGraph(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
+             double chunk_bytes, const TacclOptions& options, const Ordering& ordering) {
+    const int n = static_cast<int>(transfers.size());
+    lane_prev.assign(n, -1);
+    lane_next.assign(n, -1);
+    port_prev.resize(n);
+    merge_lane.assign(n, 0);
+    may_join.assign(n, 0);
+    alpha.resize(n);
+    beta.resize(n);
+    for (int t = 0; t < n; ++t) {
+      const LogicalLink& link = lt.links[transfers[t].link];
+      alpha[t] = link.alpha_us;
+      beta[t] = transfer_us(link.beta_us_per_mb, chunk_bytes);
+    }
+    for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
+      const auto& order = ordering.lane_order[slot];
+      const bool can = order.size() >= 2 &&
+                       mergeable(lt.links[ordering.lane_slot_link[slot]], chunk_bytes, options);
+      for (size_t i = 0; i < order.size(); ++i) {
+        merge_lane[order[i]] = can;
+        if (i == 0) continue;
+        lane_prev[order[i]] = order[i - 1];
+        lane_next[order[i - 1]] = order[i];
       }
     }
-    const LogicalLink& link = lt.links[transfers[leader].link];
-    const double finish = send + link.alpha_us +
-                          transfer_us(link.beta_us_per_mb, chunk_bytes) * group.size();
-    for (int t : group) {
-      s.send_us[t] = send;
-      s.arrive_us[t] = finish;
+    std::vector<int> adjacent(n, 0);  // port orders in which the lane predecessor is adjacent
+    for (const auto* orders : {&ordering.port_send_order, &ordering.port_recv_order}) {
+      for (const auto& order : *orders) {
+        for (size_t i = 1; i < order.size(); ++i) {
+          const int x = order[i - 1], y = order[i];
+          if (transfers[x].link != transfers[y].link) port_prev[y].push_back(x);
+          if (lane_prev[y] == x) ++adjacent[y];
+        }
+      }
     }
-    s.makespan_us = std::max(s.makespan_us, finish);
+    for (int t = 0; t < n; ++t) {
+      // On a switch port another link's send between the two would split the group.
+      const bool ported = lt.links[transfers[t].link].port >= 0;
+      may_join[t] = merge_lane[t] && lane_prev[t] >= 0 && (!ported || adjacent[t] == 2);
+    }
   }
-  return true;
+};
+
+// Bounds on every time variable of stage 3 that hold for every merge choice with makespan at
+// most `horizon`: earliest times by a forward pass in which a mergeable lane's successor may
+// leave with its predecessor, latest times by the backward pass. They replace the single big-M
+// of eq. 16-19 by a per-row one and tighten the LP relaxation.
+struct TimeWindows {
+  std::vector<double> send_lo, send_hi, part_lo, part_hi, finish_hi;
+  double makespan_lo = 0.0;  // a lower bound on the optimal makespan
+
+  TimeWindows(const std::vector<Transfer>& transfers, const OrderGraph& g,
+              const std::vector<double>& lat, double horizon) {
+    const int n = static_cast<int>(transfers.size());
+    std::vector<std::vector<int>> succ(n);  // dependency and port successors
+    for (int t = 0; t < n; ++t) {
+      for (int p : transfers[t].preds) succ[p].push_back(t);
+      for (int q : g.port_prev[t]) succ[q].push_back(t);
+    }
+    const std::vector<int> order = precedence_order(transfers, g, succ);
+    send_lo.assign(n, 0.0);
+    part_lo.assign(n, 0.0);
+    std::vector<double> release(n, 0.0);  // from dependencies and ports only
+    for (int t : order) {
+      for (int p : transfers[t].preds) release[t] = std::max(release[t], part_lo[p]);
+      for (int q : g.port_prev[t]) release[t] = std::max(release[t], part_lo[q]);
+      send_lo[t] = release[t];
+      const int a = g.lane_prev[t];
+      part_lo[t] = send_lo[t] + lat[t];
+      if (a < 0) continue;
+      if (g.merge_lane[t]) {
+        send_lo[t] = std::max(send_lo[t], send_lo[a]);
+        part_lo[t] = std::max({send_lo[t] + lat[t], part_lo[a] + g.beta[t],
+                               earliest_group_end(g, t, release, part_lo)});
+      } else {
+        send_lo[t] = std::max(send_lo[t], part_lo[a]);
+        part_lo[t] = send_lo[t] + lat[t];
+      }
+    }
+    finish_hi.assign(n, horizon);
+    part_hi.assign(n, horizon);
+    send_hi.assign(n, horizon);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int t = *it;
+      for (int x : succ[t]) finish_hi[t] = std::min(finish_hi[t], send_hi[x]);
+      const int b = g.lane_next[t];
+      part_hi[t] = finish_hi[t];
+      if (b >= 0 && !g.merge_lane[t]) part_hi[t] = std::min(part_hi[t], send_hi[b]);
+      if (b >= 0 && g.merge_lane[t]) part_hi[t] = std::min(part_hi[t], part_hi[b] - g.beta[b]);
+      send_hi[t] = part_hi[t] - lat[t];
+      if (b >= 0 && g.merge_lane[t]) send_hi[t] = std::min(send_hi[t], send_hi[b]);
+    }
+    makespan_lo = *std::max_element(part_lo.begin(), part_lo.end());
+    const std::vector<double> after = time_after_arrival(g, lat, succ, order);
+    for (int t = 0; t < n; ++t) {
+      if (g.merge_lane[t] && g.lane_prev[t] < 0) {
+        makespan_lo = std::max(makespan_lo, lane_bound(g, t, release, after));
+      }
+    }
+  }
+
+ private:
+  // The earliest a mergeable lane's group ending with t can arrive, over all groupings of the
+  // lane up to t (part_lo of the earlier lane transfers holds the same bound for them).
+  static double earliest_group_end(const OrderGraph& g, int t, const std::vector<double>& release,
+                                   const std::vector<double>& part_lo) {
+    constexpr int kMaxGroup = 256;  // longer groups: the plain chain bound stands for them
+    double best = std::numeric_limits<double>::infinity(), ready = 0.0;
+    int size = 0;
+    for (int first = t; first >= 0 && size < kMaxGroup; first = g.lane_prev[first]) {
+      ++size;
+      ready = std::max(ready, release[first]);
+      const int before = g.lane_prev[first];
+      const double lane_free = before >= 0 ? part_lo[before] : 0.0;
+      best = std::min(best, std::max(ready, lane_free) + g.alpha[t] + g.beta[t] * size);
+      if (before < 0) return best;
+    }
+    return 0.0;
+  }
+
+  // Per transfer a lower bound on makespan - arrival through its dependency and port
+  // successors (whatever the merges): a successor leaves after the arrival and takes at least
+  // its latency; on a mergeable lane the next transfer still arrives one beta after it.
+  static std::vector<double> time_after_arrival(const OrderGraph& g, const std::vector<double>& lat,
+                                                const std::vector<std::vector<int>>& succ,
+                                                const std::vector<int>& order) {
+    const size_t n = lat.size();
+    std::vector<double> after(n, 0.0), from_send(n, 0.0), from_part(n, 0.0);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const int t = *it;
+      for (int x : succ[t]) after[t] = std::max(after[t], from_send[x]);
+      const int b = g.lane_next[t];
+      from_part[t] = after[t];
+      if (b >= 0 && g.merge_lane[t]) from_part[t] = std::max(from_part[t], g.beta[b] + from_part[b]);
+      if (b >= 0 && !g.merge_lane[t]) from_part[t] = std::max(from_part[t], from_send[b]);
+      from_send[t] = lat[t] + from_part[t];
+    }
+    return after;
+  }
+
+  // The best makespan a mergeable lane starting at `head` allows on its own: its transfers
+  // become ready at `release`, groups of consecutive transfers leave when ready and the lane
+  // is free, and each transfer's `after` follows its group's arrival. Exact over all
+  // partitions of the lane into groups (dynamic program, bisection on the makespan).
+  static double lane_bound(const OrderGraph& g, int head, const std::vector<double>& release,
+                           const std::vector<double>& after) {
+    std::vector<int> lane;
+    for (int t = head; t >= 0; t = g.lane_next[t]) lane.push_back(t);
+    const size_t k = lane.size();
+    constexpr size_t kMaxLane = 512;  // O(k^2) per bisection step
+    if (k > kMaxLane) return 0.0;
+    const double alpha = g.alpha[head], beta = g.beta[head];
+    constexpr double kNever = std::numeric_limits<double>::infinity();
+    // Earliest finish of the lane's first j transfers with every member done by `limit`.
+    auto fits = [&](double limit) {
+      std::vector<double> finish(k + 1, kNever);
+      finish[0] = 0.0;
+      for (size_t j = 1; j <= k; ++j) {
+        double ready = 0.0, tail = 0.0;
+        for (size_t i = j; i >= 1; --i) {  // group lane[i-1 .. j-1]
+          ready = std::max(ready, release[lane[i - 1]]);
+          tail = std::max(tail, after[lane[i - 1]]);
+          if (finish[i - 1] == kNever) continue;
+          const double f = std::max(ready, finish[i - 1]) + alpha + beta * double(j - i + 1);
+          if (f + tail <= limit) finish[j] = std::min(finish[j], f);
+        }
+      }
+      return finish[k] < kNever;
+    };
+    double lo = 0.0, hi = 0.0;
+    for (int t : lane) hi = std::max(hi, release[t] + after[t]);
+    hi += (alpha + beta) * double(k);  // every transfer apart, each when the lane is free
+    for (int step = 0; step < 50 && hi - lo > 1e-9 * std::max(1.0, hi); ++step) {
+      const double mid = 0.5 * (lo + hi);
+      (fits(mid) ? hi : lo) = mid;
+    }
+    return lo;
+  }
+
+  // Topological order of dependencies, port chains and lane orders.
+  static std::vector<int> precedence_order(const std::vector<Transfer>& transfers,
+                                           const OrderGraph& g,
+                                           const std::vector<std::vector<int>>& succ) {
+    const int n = static_cast<int>(transfers.size());
+    std::vector<int> missing(n, 0), order;
+    for (int t = 0; t < n; ++t) {
+      missing[t] = static_cast<int>(transfers[t].preds.size() + g.port_prev[t].size()) +
+                   (g.lane_prev[t] >= 0 ? 1 : 0);
+      if (missing[t] == 0) order.push_back(t);
+    }
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int t = order[i];
+      for (int x : succ[t]) {
+        if (--missing[x] == 0) order.push_back(x);
+      }
+      if (g.lane_next[t] >= 0 && --missing[g.lane_next[t]] == 0) order.push_back(g.lane_next[t]);
+    }
+    CCSYNTH_CHECK(static_cast<int>(order.size()) == n) << "stage 2 orders form a cycle";
+    return order;
+  }
+};
+
+// A stage 2 schedule under fixed lane and port orders whose only freedom left is which
+// consecutive sends of a mergeable lane travel together (the binaries of eq. 16-19).
+class MergeSearch {
+ public:
+  MergeSearch(const std::vector<Transfer>& transfers, const OrderGraph& graph,
+              const Ordering& ordering)
+      : transfers_(transfers), n_(static_cast<int>(transfers.size())),
+        lane_orders_(ordering.lane_order), lane_prev_(graph.lane_prev),
+        port_prev_(graph.port_prev), alpha_(graph.alpha), beta_(graph.beta) {
+    for (int t = 0; t < n_; ++t) {
+      if (graph.may_join[t]) candidates_.push_back(t);
+    }
+  }
+
+  /// Transfers that may join the group of their lane predecessor.
+  const std::vector<int>& candidates() const { return candidates_; }
+
+  /// Earliest times when transfer t joins its lane predecessor's group iff joined[t]. Returns
+  /// false when the merges make a group wait for its own arrival.
+  bool evaluate(const std::vector<char>& joined, Schedule& s) const {
+    s.group.resize(n_);
+    for (int t = 0; t < n_; ++t) s.group[t] = t;
+    for (const auto& order : lane_orders_) {
+      for (int t : order) {
+        if (joined[t]) s.group[t] = s.group[lane_prev_[t]];
+      }
+    }
+    // Group DAG: a group is sent once every member's dependencies and port predecessors and
+    // the previous group of its lane arrived.
+    std::vector<std::vector<int>> succ(n_);
+    std::vector<int> missing(n_, 0), size(n_, 0);
+    auto edge = [&](int from, int to_group) {
+      succ[s.group[from]].push_back(to_group);
+      ++missing[to_group];
+    };
+    for (int t = 0; t < n_; ++t) {
+      const int g = s.group[t];
+      ++size[g];
+      for (int p : transfers_[t].preds) {
+        if (s.group[p] == g) return false;
+        edge(p, g);
+      }
+      for (int q : port_prev_[t]) edge(q, g);
+      if (g == t && lane_prev_[t] >= 0) edge(lane_prev_[t], g);
+    }
+    std::vector<double> send(n_, 0.0), finish(n_, 0.0);
+    std::vector<int> ready;
+    for (int g = 0; g < n_; ++g) {
+      if (size[g] > 0 && missing[g] == 0) ready.push_back(g);
+    }
+    int timed = 0;
+    s.makespan_us = 0.0;
+    while (!ready.empty()) {
+      const int g = ready.back();
+      ready.pop_back();
+      ++timed;
+      finish[g] = send[g] + alpha_[g] + beta_[g] * size[g];
+      s.makespan_us = std::max(s.makespan_us, finish[g]);
+      for (int h : succ[g]) {
+        send[h] = std::max(send[h], finish[g]);
+        if (--missing[h] == 0) ready.push_back(h);
+      }
+    }
+    if (timed != std::count_if(size.begin(), size.end(), [](int k) { return k > 0; })) {
+      return false;
+    }
+    s.send_us.resize(n_);
+    s.arrive_us.resize(n_);
+    for (int t = 0; t < n_; ++t) {
+      s.send_us[t] = send[s.group[t]];
+      s.arrive_us[t] = finish[s.group[t]];
+    }
+    return true;
+  }
+
+ private:
+  const std::vector<Transfer>& transfers_;
+  int n_;
+  const std::vector<std::vector<int>>& lane_orders_;
+  const std::vector<int>& lane_prev_;
+  const std::vector<std::vector<int>>& port_prev_;
+  const std::vector<double>& alpha_;
+  const std::vector<double>& beta_;
+  std::vector<int> candidates_;
+};
+
+// Sum of arrival times: the tie-breaker that lets the search move along makespan plateaus.
+double total_arrival(const Schedule& s) {
+  return std::accumulate(s.arrive_us.begin(), s.arrive_us.end(), 0.0);
 }
 
-// Greedy contiguity: merges a transfer into the group of its lane predecessor when that keeps
-// the makespan (TACCL's alpha saving, tried in stage 2 so that stage 3 starts from it).
-void merge_greedily(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-                    double chunk_bytes, const TacclOptions& options, Ordering& out) {
-  const int n = static_cast<int>(transfers.size());
-  std::vector<int> lane_prev(n, -1);
-  std::vector<std::vector<int>> port_prev(n);
-  std::vector<std::pair<int, int>> candidates;
-  for (size_t slot = 0; slot < out.lane_order.size(); ++slot) {
-    const auto& order = out.lane_order[slot];
-    const bool can = mergeable(lt.links[out.lane_slot_link[slot]], chunk_bytes, options);
-    for (size_t i = 1; i < order.size(); ++i) {
-      lane_prev[order[i]] = order[i - 1];
-      if (can) candidates.emplace_back(order[i - 1], order[i]);
+// Sets of merge decisions flipped together: one per orbit of candidates under the symmetries
+// (an orbit with a member that may not merge stays apart).
+std::vector<std::vector<int>> merge_moves(const MergeSearch& search,
+                                          const std::vector<std::vector<int>>& symmetries,
+                                          int n) {
+  std::vector<char> candidate(n, 0), seen(n, 0);
+  for (int t : search.candidates()) candidate[t] = 1;
+  std::vector<std::vector<int>> moves;
+  for (int t : search.candidates()) {
+    if (seen[t]) continue;
+    std::vector<int> orbit = {t};
+    for (const auto& perm : symmetries) {
+      if (std::find(orbit.begin(), orbit.end(), perm[t]) == orbit.end()) orbit.push_back(perm[t]);
     }
+    bool ok = true;
+    for (int u : orbit) {
+      ok = ok && candidate[u];
+      seen[u] = 1;
+    }
+    if (ok) moves.push_back(std::move(orbit));
   }
-  std::vector<int> adjacent(n, 0);  // port orders in which the lane predecessor is adjacent
-  for (const auto* orders : {&out.port_send_order, &out.port_recv_order}) {
-    for (const auto& order : *orders) {
-      for (size_t i = 1; i < order.size(); ++i) {
-        const int a = order[i - 1], b = order[i];
-        if (transfers[a].link != transfers[b].link) port_prev[b].push_back(a);
-        if (lane_prev[b] == a) ++adjacent[b];
+  return moves;
+}
+
+// Contiguity by local search (TACCL's alpha saving, tried in stage 2 so that stage 3 starts
+// from it): flips one move, then two moves, at a time while that lowers (makespan, total
+// arrival), until no such flip does.
+void merge_by_local_search(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
+                           double chunk_bytes, const TacclOptions& options, Ordering& out) {
+  const int n = static_cast<int>(transfers.size());
+  const OrderGraph graph(transfers, lt, chunk_bytes, options, out);
+  const MergeSearch search(transfers, graph, out);
+  std::vector<double> lat(n);
+  for (int t = 0; t < n; ++t) lat[t] = graph.alpha[t] + graph.beta[t];
+  const std::vector<std::vector<int>> moves = merge_moves(search, out.symmetries, n);
+  if (moves.empty()) return;
+  std::vector<char> joined(n, 0);
+  Schedule best, trial;
+  CCSYNTH_CHECK(search.evaluate(joined, best)) << "stage 2 schedule has a cycle";
+  double best_total = total_arrival(best);
+  auto flip = [&](size_t i) {
+    for (int t : moves[i]) joined[t] ^= 1;
+  };
+  auto keep_if_better = [&]() {
+    if (!search.evaluate(joined, trial)) return false;
+    const double total = total_arrival(trial);
+    const bool better =
+        trial.makespan_us < best.makespan_us - 1e-9 ||
+        (trial.makespan_us <= best.makespan_us + 1e-9 && total < best_total - 1e-9);
+    if (better) {
+      std::swap(best, trial);
+      best_total = total;
+    }
+    return better;
+  };
+  // No search once within the stopping gap of stage 3's lower bound.
+  const double good_enough =
+      TimeWindows(transfers, graph, lat, best.makespan_us).makespan_lo * (1 + options.relative_gap);
+  // Pair flips cost moves^2 evaluations of O(transfers) each: the work is capped so that stage 2
+  // stays well under a second on large models (deterministically, unlike a clock).
+  constexpr double kMaxWork = 1e7;
+  const long max_evaluations = std::max(1L, static_cast<long>(kMaxWork / n));
+  long evaluations = 0;
+  for (bool improved = true;
+       improved && evaluations < max_evaluations && best.makespan_us > good_enough;) {
+    improved = false;
+    for (size_t i = 0; i < moves.size(); ++i, ++evaluations) {
+      flip(i);
+      if (keep_if_better()) {
+        improved = true;
+      } else {
+        flip(i);
+      }
+    }
+    for (size_t i = 0; !improved && best.makespan_us > good_enough && i < moves.size(); ++i) {
+      for (size_t j = i + 1; j < moves.size() && evaluations < max_evaluations; ++j) {
+        ++evaluations;
+        flip(i);
+        flip(j);
+        if (keep_if_better()) {
+          improved = true;
+        } else {
+          flip(i);
+          flip(j);
+        }
       }
     }
   }
-  if (candidates.empty()) return;
-  Schedule& g = out.greedy;
-  std::vector<int> sequence(n);
-  std::iota(sequence.begin(), sequence.end(), 0);
-  std::stable_sort(sequence.begin(), sequence.end(),
-                   [&](int x, int y) { return g.send_us[x] < g.send_us[y]; });
-  std::vector<std::vector<int>> members(n);
-  for (int t = 0; t < n; ++t) members[t] = {t};
-  Schedule trial = g;
-  for (auto [a, b] : candidates) {
-    const LogicalLink& link = lt.links[transfers[b].link];
-    if (link.port >= 0 && adjacent[b] < 2) continue;  // another link's send sits in between
-    const int leader = g.group[a];
-    // Try b in a's group.
-    trial.group = g.group;
-    trial.group[b] = leader;
-    auto trial_members = members[leader];
-    trial_members.push_back(b);
-    std::vector<int> trial_sequence;
-    trial_sequence.reserve(n);
-    for (int t : sequence) {
-      if (t != b) trial_sequence.push_back(t);
-    }
-    std::swap(members[leader], trial_members);
-    std::vector<int> saved_b = members[b];
-    members[b].clear();
-    const bool ok = retime(transfers, lt, chunk_bytes, lane_prev, port_prev, trial_sequence,
-                           members, trial);
-    if (ok && trial.makespan_us <= g.makespan_us * (1 + 1e-12)) {
-      g = trial;
-      sequence = std::move(trial_sequence);
-    } else {
-      std::swap(members[leader], trial_members);
-      members[b] = saved_b;
+  best.lane = out.greedy.lane;
+  out.greedy = std::move(best);
+}
+
+// Whether `perm` maps every lane order onto a whole lane order, position by position.
+bool maps_lanes_onto_lanes(const std::vector<int>& perm, const Ordering& ordering) {
+  std::vector<int> slot_of(perm.size(), -1), position(perm.size(), -1);
+  for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
+    const auto& order = ordering.lane_order[slot];
+    for (size_t i = 0; i < order.size(); ++i) {
+      slot_of[order[i]] = static_cast<int>(slot);
+      position[order[i]] = static_cast<int>(i);
     }
   }
+  for (const auto& order : ordering.lane_order) {
+    if (order.empty()) continue;
+    const int image_slot = slot_of[perm[order[0]]];
+    if (ordering.lane_order[image_slot].size() != order.size()) return false;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const int u = perm[order[i]];
+      if (slot_of[u] != image_slot || position[u] != static_cast<int>(i)) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
 
 Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options) {
+                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options,
+                         const std::vector<std::vector<int>>& symmetries) {
   const int n = static_cast<int>(transfers.size());
   const Resources res(lt);
   std::vector<double> lat(n);
@@ -282,11 +600,41 @@ Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTo
       if (--missing[s] == 0) ready.push_back(s);
     }
   }
-  merge_greedily(transfers, lt, chunk_bytes, options, out);
+  for (const auto& perm : symmetries) {
+    if (maps_lanes_onto_lanes(perm, out)) out.symmetries.push_back(perm);
+  }
+  merge_by_local_search(transfers, lt, chunk_bytes, options, out);
+  return out;
+}
+
+std::vector<std::vector<int>> transfer_symmetries(const std::vector<Transfer>& transfers,
+                                                  const LogicalTopology& lt,
+                                                  const Collective& base) {
+  const int n = static_cast<int>(transfers.size());
+  std::map<std::tuple<int, int, int, OpKind>, int> index;
+  for (int t = 0; t < n; ++t) {
+    const Transfer& tr = transfers[t];
+    if (!index.emplace(std::make_tuple(tr.chunk, tr.src, tr.dst, tr.kind), t).second) return {};
+  }
+  std::vector<std::vector<int>> out;
+  for (const auto& g : lt.group) {
+    std::vector<int> perm(n);
+    bool identity = true, closed = true;
+    for (int t = 0; t < n && closed; ++t) {
+      const Transfer& tr = transfers[t];
+      const int chunk = detail::chunk_image(base, g, tr.chunk);
+      auto it = index.find(std::make_tuple(chunk, g[tr.src], g[tr.dst], tr.kind));
+      closed = chunk >= 0 && it != index.end();
+      if (closed) perm[t] = it->second;
+      identity = identity && closed && perm[t] == t;
+    }
+    if (closed && !identity) out.push_back(std::move(perm));
+  }
   return out;
 }
 
 namespace {
+
 
 // An affine time expression var + constant (a transfer's finish time).
 struct Affine {
@@ -308,7 +656,6 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
     }
   }
   const double ub = greedy.makespan_us * (1 + 1e-9) + 1e-9;  // no better schedule is later
-  const double big_m = ub;
   solvers::MilpModel m;
   std::vector<double> start;  // MIP start, grown with the variables
   auto add_var = [&](double lb, double hi, bool integer, double obj, double initial) {
@@ -322,7 +669,12 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
     const LogicalLink& link = lt.links[transfers[t].link];
     lat[t] = link.lat_us(chunk_bytes);
     beta[t] = transfer_us(link.beta_us_per_mb, chunk_bytes);
-    send[t] = add_var(0.0, ub, false, 0.0, greedy.send_us[t]);
+  }
+  const OrderGraph graph(transfers, lt, chunk_bytes, options, ordering);
+  const TimeWindows w(transfers, graph, lat, ub);
+  constexpr double kSlack = 1e-6;  // keeps the MIP start inside the windows despite rounding
+  for (int t = 0; t < n; ++t) {
+    send[t] = add_var(w.send_lo[t], w.send_hi[t] + kSlack, false, 0.0, greedy.send_us[t]);
   }
   std::vector<Affine> finish(n);
   for (int t = 0; t < n; ++t) finish[t] = {send[t], lat[t]};
@@ -344,10 +696,11 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
       // MIP start: the running finish inside the stage 2 merge group.
       int position = 1;
       for (size_t j = i; j > 0 && greedy.group[order[j - 1]] == greedy.group[t]; --j) ++position;
-      part[t] = add_var(0.0, ub, false, 0.0,
+      part[t] = add_var(w.part_lo[t], w.part_hi[t] + kSlack, false, 0.0,
                         greedy.send_us[t] + link.alpha_us +
                             transfer_us(link.beta_us_per_mb, chunk_bytes) * position);
-      const int f = add_var(0.0, ub, false, 0.0, greedy.arrive_us[t]);
+      const int f = add_var(w.part_lo[t], w.finish_hi[t] + kSlack, false, 0.0,
+                            greedy.arrive_us[t]);
       m.add_ge({{part[t], 1.0}, {send[t], -1.0}}, lat[t]);  // eq. 17 for a group of one
       m.add_ge({{f, 1.0}, {part[t], -1.0}}, 0.0);           // eq. 18: arrival after the group
       finish[t] = {f, 0.0};
@@ -368,6 +721,13 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   // Strict bandwidth on every lane (eq. 19), with the contiguity alternative.
   std::map<std::pair<int, int>, int> merge_of;
   for (const Merge& mg : merges) merge_of[{mg.a, mg.b}] = mg.y;
+  // Symmetric merge decisions (the sketch's symmetry, TACCL eq. 12-14 applied to eq. 16).
+  for (const auto& perm : ordering.symmetries) {
+    for (const Merge& mg : merges) {
+      const int image = merge_of.at({perm[mg.a], perm[mg.b]});
+      if (image > mg.y) m.add_eq({{mg.y, 1.0}, {image, -1.0}}, 0.0);
+    }
+  }
   for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
     const auto& order = ordering.lane_order[slot];
     for (size_t i = 1; i < order.size(); ++i) {
@@ -379,11 +739,16 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
       }
       const int y = it->second;
       const int fa = finish[a].var, fb = finish[b].var;
+      // Per-row big-Ms from the time windows.
+      const double m16 = std::max(0.0, w.send_hi[b] - w.send_lo[a]) + kSlack;
+      const double m19 = std::max(0.0, w.part_hi[a] - w.send_lo[b]) + kSlack;
+      const double m_arrival = std::max(0.0, w.finish_hi[b] - w.part_lo[a]) + kSlack;
       m.add_ge({{send[b], 1.0}, {send[a], -1.0}}, 0.0);
-      m.add_le({{send[b], 1.0}, {send[a], -1.0}, {y, big_m}}, big_m);        // eq. 16
-      m.add_ge({{send[b], 1.0}, {part[a], -1.0}, {y, big_m}}, 0.0);          // eq. 19
-      m.add_ge({{part[b], 1.0}, {part[a], -1.0}, {y, -big_m}}, beta[b] - big_m);  // eq. 17
-      m.add_ge({{fa, 1.0}, {fb, -1.0}, {y, -big_m}}, -big_m);               // shared arrival
+      m.add_le({{send[b], 1.0}, {send[a], -1.0}, {y, m16}}, m16);           // eq. 16
+      m.add_ge({{send[b], 1.0}, {part[a], -1.0}, {y, m19}}, 0.0);           // eq. 19
+      // Eq. 17 holds whether or not b joins a's group: apart, b leaves after part[a].
+      m.add_ge({{part[b], 1.0}, {part[a], -1.0}}, beta[b]);
+      m.add_ge({{fa, 1.0}, {fb, -1.0}, {y, -m_arrival}}, -m_arrival);      // shared arrival
     }
   }
   // Valid inequalities that tighten the big-M relaxation of mergeable lanes: from the send of
@@ -418,7 +783,7 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   chain_ports(ordering.port_send_order);
   chain_ports(ordering.port_recv_order);
   // Objective (eq. 1-2): the last arrival.
-  const int time = add_var(0.0, ub, false, 1.0, greedy.makespan_us);
+  const int time = add_var(std::min(w.makespan_lo, ub), ub, false, 1.0, greedy.makespan_us);
   std::vector<bool> has_succ(n, false);
   for (const Transfer& t : transfers) {
     for (int p : t.preds) has_succ[p] = true;

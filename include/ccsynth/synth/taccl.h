@@ -83,6 +83,10 @@ struct Ordering {
   std::vector<std::vector<int>> port_send_order;  // per switch port with sends (shared: once)
   std::vector<std::vector<int>> port_recv_order;
   Schedule greedy;
+  /// Transfer permutations of the sketch's symmetry (symmetry_offsets) that map every lane
+  /// order onto a lane order: merge decisions are made alike on each orbit, in stage 2's
+  /// search and in stage 3 (one binary per orbit in effect).
+  std::vector<std::vector<int>> symmetries;
 };
 
 /// Stage 1 (TACCL B.1) for a non-combining collective (allgather, alltoall, or any collective
@@ -98,11 +102,20 @@ std::vector<Transfer> invert_transfers(const std::vector<Transfer>& transfers,
 
 /// Stage 2 (TACCL B.2): greedy list scheduling in earliest-start order; ties go to the transfer
 /// with the longest path still ahead, then the shortest path behind (then lowest chunk id when
-/// the sketch enforces inter-node ordering). With options.contiguity, consecutive sends of an
-/// inter-node lane are then merged greedily wherever that does not delay the makespan.
+/// the sketch enforces inter-node ordering). With options.contiguity, which consecutive sends of
+/// an inter-node lane travel together is then chosen by local search (one and two flips, alike
+/// on the orbits of the `symmetries` that the orders respect; see transfer_symmetries).
 Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& logical,
                          const Sketch& sketch, double chunk_bytes,
-                         const TacclOptions& options = {});
+                         const TacclOptions& options = {},
+                         const std::vector<std::vector<int>>& symmetries = {});
+
+/// The permutations of `transfers` induced by the logical topology's rank symmetry group
+/// (identity excluded) for transfers numbered by the `base` collective (allgather or alltoall
+/// chunk ids); empty when the transfers are not closed under the group.
+std::vector<std::vector<int>> transfer_symmetries(const std::vector<Transfer>& transfers,
+                                                  const LogicalTopology& logical,
+                                                  const Collective& base);
 
 /// Stage 3 (TACCL B.3, eq. 16-21): exact send times under the stage 2 orders, with optional
 /// merging of consecutive sends on inter-node links. Seeded with ordering.greedy.
