@@ -1,5 +1,6 @@
 #include "ccsynth/compiler/compile.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -10,6 +11,7 @@
 #include "ccsynth/compiler/deadlock_check.h"
 #include "ccsynth/compiler/dependency_insertion.h"
 #include "ccsynth/compiler/fusion.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/instruction_generation.h"
 #include "ccsynth/compiler/limits.h"
@@ -133,6 +135,12 @@ Program finish(Program program, const Algorithm& algorithm, const CompileOptions
 }  // namespace
 
 Program compile(const Algorithm& algorithm, const CompileOptions& options) {
+  if (options.schedule_order) {
+    CompileOptions plain = options;
+    plain.schedule_order = false;
+    const int channels = options.max_channels / std::max(options.instances, 1);
+    return compile(order_by_start_times(algorithm, channels), plain);
+  }
   check_options(options);
   validate(algorithm.collective);
   Relocations relocations;

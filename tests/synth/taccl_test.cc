@@ -4,9 +4,12 @@
 
 #include <string>
 
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
 
 namespace ccsynth::synth {
 namespace {
@@ -44,6 +47,17 @@ TEST_P(ShippedSketches, SynthesizesAndVerifies) {
                        : c.kind == CollectiveKind::kAllReduce ? op.kind
                                                               : OpKind::kCopy);
   }
+  // The schedule's start times respect its dependencies, so the program can also run in
+  // start-time order; that program is correct too.
+  ASSERT_TRUE(compiler::has_schedule_order(*r.algorithm));
+  compiler::CompileOptions ordered;
+  ordered.schedule_order = true;
+  const Program program = compiler::compile(*r.algorithm, ordered);
+  verify::VerifyProgramOptions vo;
+  vo.collective = &r.algorithm->collective;
+  const verify::VerifyReport program_report = verify::verify_program(program, vo);
+  EXPECT_TRUE(program_report.ok()) << program_report.summary();
+  EXPECT_NE(program, compiler::compile(*r.algorithm));  // the order changed something
 }
 
 std::vector<Case> cases() {

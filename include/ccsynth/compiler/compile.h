@@ -30,6 +30,9 @@ struct CompileOptions {
   int fifo_slots = 8;     // messages a connection buffers (NCCL_STEPS); deadlock check
   bool aggregate = true;  // merge contiguous same-step transfers (MSCCLang 5.1)
   bool fuse = true;       // rcs / rrcs / rrs fusion (MSCCLang 4.3)
+  /// Run a timed algorithm (TACCL, TACOS) in its start-time order, a threadblock per data
+  /// arrival of a connection (compiler/schedule_order.h); no effect without start times.
+  bool schedule_order = false;
 };
 
 /// Compiles `algorithm` into a Program. The algorithm is assumed correct

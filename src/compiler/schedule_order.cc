@@ -1,0 +1,93 @@
+#include "ccsynth/compiler/schedule_order.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace ccsynth::compiler {
+
+namespace {
+
+bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
+
+// For every op, the latest start time of the ops of earlier steps that delivered one of its
+// chunks to its sender; -1 when the sender held them all from the start.
+std::vector<double> data_arrival_starts(const Algorithm& a) {
+  std::vector<double> out(a.ops.size(), -1.0);
+  std::map<std::pair<int, int>, double> delivered;  // (rank, chunk) -> latest delivering start
+  size_t begin = 0;
+  while (begin < a.ops.size()) {  // ops are sorted by step: one step at a time
+    size_t end = begin;
+    while (end < a.ops.size() && a.ops[end].step == a.ops[begin].step) ++end;
+    for (size_t i = begin; i < end; ++i) {
+      const ChunkOp& op = a.ops[i];
+      for (int c = op.chunk; c < op.chunk + op.count; ++c) {
+        auto it = delivered.find({op.src, c});
+        if (it != delivered.end()) out[i] = std::max(out[i], it->second);
+      }
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const ChunkOp& op = a.ops[i];
+      for (int c = op.chunk; c < op.chunk + op.count; ++c) {
+        double& d = delivered.try_emplace({op.dst, c}, -1.0).first->second;
+        d = std::max(d, op.start_us);
+      }
+    }
+    begin = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool has_schedule_order(const Algorithm& a) {
+  if (a.ops.empty()) return false;
+  for (const ChunkOp& op : a.ops) {
+    if (op.start_us < 0) return false;
+  }
+  const std::vector<double> arrival = data_arrival_starts(a);
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    if (arrival[i] >= 0 && (arrival[i] > a.ops[i].start_us || same_time(arrival[i], a.ops[i].start_us))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
+  if (!has_schedule_order(algorithm)) return algorithm;
+  Algorithm a = algorithm;
+  const std::vector<double> arrival = data_arrival_starts(algorithm);
+  // Channel hints: per connection, the distinct data arrival times in increasing order.
+  std::map<std::pair<int, int>, std::vector<double>> arrivals;
+  for (size_t i = 0; i < a.ops.size(); ++i) arrivals[{a.ops[i].src, a.ops[i].dst}].push_back(arrival[i]);
+  for (auto& [connection, times] : arrivals) {
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end(), same_time), times.end());
+  }
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    ChunkOp& op = a.ops[i];
+    if (op.channel >= 0) continue;
+    const auto& times = arrivals.at({op.src, op.dst});
+    const auto at = std::find_if(times.begin(), times.end(),
+                                 [&](double t) { return same_time(t, arrival[i]); });
+    op.channel = std::min(static_cast<int>(at - times.begin()), std::max(max_channels, 1) - 1);
+  }
+  // Steps: one per distinct start time.
+  std::vector<double> starts;
+  for (const ChunkOp& op : a.ops) starts.push_back(op.start_us);
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end(), same_time), starts.end());
+  for (ChunkOp& op : a.ops) {
+    const auto at = std::find_if(starts.begin(), starts.end(),
+                                 [&](double t) { return same_time(t, op.start_us); });
+    op.step = static_cast<int>(at - starts.begin());
+  }
+  a.rounds_per_step.clear();  // SCCL rounds describe the old steps
+  sort_ops(a);
+  return a;
+}
+
+}  // namespace ccsynth::compiler

@@ -1,0 +1,107 @@
+// The schedule-order pass: steps by start time, channel hints by data arrival, and programs
+// that stay correct.
+
+#include "ccsynth/compiler/schedule_order.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::compiler {
+namespace {
+
+ChunkOp copy_op(int chunk, int src, int dst, int step, double start_us) {
+  ChunkOp op;
+  op.chunk = chunk;
+  op.src = src;
+  op.dst = dst;
+  op.step = step;
+  op.start_us = start_us;
+  return op;
+}
+
+// Allgather on a line 0 - 1 - 2 (one chunk per rank), timed as a schedule would: rank 1 first
+// relays chunk 0 to rank 2 (t = 2), then sends its own chunk to rank 2 (t = 3), though both
+// are in step order 1 and 0.
+Algorithm timed_line_allgather() {
+  Algorithm a;
+  a.name = "timed-line";
+  a.collective = make_collective(CollectiveKind::kAllGather, 3, 1);
+  a.ops = {copy_op(0, 0, 1, 0, 0.0), copy_op(1, 1, 0, 0, 0.0), copy_op(2, 2, 1, 0, 0.0),
+           copy_op(1, 1, 2, 0, 3.0), copy_op(0, 1, 2, 1, 2.0), copy_op(2, 1, 0, 1, 2.0)};
+  sort_ops(a);
+  return a;
+}
+
+const ChunkOp& find(const Algorithm& a, int chunk, int src, int dst) {
+  for (const ChunkOp& op : a.ops) {
+    if (op.chunk == chunk && op.src == src && op.dst == dst) return op;
+  }
+  throw std::logic_error("no such op");
+}
+
+TEST(ScheduleOrder, StepsFollowStartTimesAndChannelsFollowDataArrival) {
+  const Algorithm a = timed_line_allgather();
+  ASSERT_TRUE(verify::verify_algorithm(a).ok());
+  ASSERT_TRUE(has_schedule_order(a));
+  const Algorithm o = order_by_start_times(a, 32);
+  ASSERT_TRUE(verify::verify_algorithm(o).ok());
+  // Distinct start times 0, 2, 3 become steps 0, 1, 2.
+  EXPECT_EQ(find(o, 0, 0, 1).step, 0);
+  EXPECT_EQ(find(o, 0, 1, 2).step, 1);
+  EXPECT_EQ(find(o, 1, 1, 2).step, 2);
+  // On 1 -> 2 rank 1's own chunk is there from the start (channel 0), chunk 0 arrives later
+  // (channel 1); 1 -> 0 likewise.
+  EXPECT_EQ(find(o, 1, 1, 2).channel, 0);
+  EXPECT_EQ(find(o, 0, 1, 2).channel, 1);
+  EXPECT_EQ(find(o, 1, 1, 0).channel, 0);
+  EXPECT_EQ(find(o, 2, 1, 0).channel, 1);
+  EXPECT_EQ(find(o, 0, 0, 1).channel, 0);
+  // At most one channel per connection when the runtime allows only one.
+  for (const ChunkOp& op : order_by_start_times(a, 1).ops) EXPECT_EQ(op.channel, 0);
+}
+
+TEST(ScheduleOrder, CompiledProgramIsCorrectAndSplitsTheConnection) {
+  const Algorithm a = timed_line_allgather();
+  CompileOptions options;
+  options.schedule_order = true;
+  const Program p = compile(a, options);
+  const verify::VerifyReport report = verify::verify_program(p);
+  EXPECT_TRUE(report.ok()) << report.summary();
+  std::set<int> channels_1_to_2;
+  for (const Threadblock& tb : p.gpus[1].threadblocks) {
+    if (tb.send_peer == 2) channels_1_to_2.insert(tb.channel);
+  }
+  EXPECT_EQ(channels_1_to_2.size(), 2u);
+  // Without the option rank 1 sends to rank 2 on one threadblock.
+  std::set<int> plain;
+  for (const Threadblock& tb : compile(a).gpus[1].threadblocks) {
+    if (tb.send_peer == 2) plain.insert(tb.channel);
+  }
+  EXPECT_EQ(plain.size(), 1u);
+}
+
+TEST(ScheduleOrder, UntimedOrInconsistentAlgorithmsAreLeftAlone) {
+  Algorithm untimed = timed_line_allgather();
+  untimed.ops[0].start_us = -1;
+  EXPECT_FALSE(has_schedule_order(untimed));
+  EXPECT_EQ(order_by_start_times(untimed, 32), untimed);
+  // Rank 1 forwards chunk 0 before it arrives: not a schedule.
+  Algorithm early = timed_line_allgather();
+  for (ChunkOp& op : early.ops) {
+    if (op.chunk == 0 && op.src == 0) op.start_us = 2.5;
+  }
+  EXPECT_FALSE(has_schedule_order(early));
+  EXPECT_EQ(order_by_start_times(early, 32), early);
+  Algorithm none;
+  none.collective = make_collective(CollectiveKind::kAllGather, 2, 1);
+  EXPECT_FALSE(has_schedule_order(none));
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler
