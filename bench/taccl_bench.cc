@@ -10,7 +10,8 @@
 // (a stage that hits its limit returns its incumbent with status timed-out and its gap).
 //
 // Sketches come from examples/sketches/ (CCSYNTH_SOURCE_DIR). Every program is compiled with 1,
-// 2, 4 and 8 instances (TACCL sec. 7 tries 1 and 8), with and without fusion, and the fastest is
+// 2, 4 and 8 instances (TACCL sec. 7 tries 1 and 8), with and without fusion, in step order and
+// in the schedule's start-time order (CompileOptions::schedule_order), and the fastest is
 // reported per size; the ring baseline gets the same choice. The ring baseline is NCCL-like: every edge-disjoint ring
 // find_rings finds (at most 16), one chunk per ring (as reference_ring in src/cli/pipeline.cc).
 
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/sim/bounds.h"
@@ -63,22 +65,28 @@ constexpr int kInstanceCounts[] = {1, 2, 4, 8};
 struct Variant {
   int instances = 1;
   bool fused = true;
+  bool ordered = false;  // CompileOptions::schedule_order
   Program program;
 };
 
-// Programs of `a` compiled with every instance count, with and without fusion (those that fail
-// to compile are skipped).
+// Programs of `a` compiled with every instance count, with and without fusion, and for timed
+// algorithms also in start-time order (those that fail to compile are skipped).
 std::vector<Variant> compile_all(const Algorithm& a) {
   std::vector<Variant> out;
+  std::vector<bool> orders = {false};
+  if (compiler::has_schedule_order(a)) orders.push_back(true);
   for (int instances : kInstanceCounts) {
-    for (bool fuse : {true, false}) {
-      compiler::CompileOptions o;
-      o.instances = instances;
-      o.fuse = fuse;
-      try {
-        out.push_back({instances, fuse, compiler::compile(a, o)});
-      } catch (const UserError&) {
-        // e.g. too many threadblocks with 8 instances: keep the others.
+    for (const bool fuse : {true, false}) {
+      for (const bool ordered : orders) {
+        compiler::CompileOptions o;
+        o.instances = instances;
+        o.fuse = fuse;
+        o.schedule_order = ordered;
+        try {
+          out.push_back({instances, fuse, ordered, compiler::compile(a, o)});
+        } catch (const UserError&) {
+          // e.g. too many threadblocks with 8 instances: keep the others.
+        }
       }
     }
   }
@@ -89,6 +97,7 @@ struct Best {
   double us = -1;
   int instances = 0;
   bool fused = true;
+  bool ordered = false;
 };
 
 // Fastest simulated time over the compiled variants.
@@ -96,7 +105,7 @@ Best best_time(const std::vector<Variant>& variants, const Topology& t, int64_t 
   Best best;
   for (const Variant& v : variants) {
     const double us = sim::simulate(v.program, t, bytes).time_us;
-    if (best.us < 0 || us < best.us) best = {us, v.instances, v.fused};
+    if (best.us < 0 || us < best.us) best = {us, v.instances, v.fused, v.ordered};
   }
   return best;
 }
@@ -115,25 +124,27 @@ void simulate_case(const Case& c, const Algorithm& a, const Topology& t) {
   const auto ours_programs = compile_all(a);
   const auto ring_programs = ring ? compile_all(*ring) : std::vector<Variant>{};
   std::printf("  ring baseline: %d ring(s)\n", rings);
-  std::printf("  %8s %12s %5s %12s %5s %8s %8s   (inst: instances, n = no fusion)\n", "size",
-              "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
+  std::printf("  %8s %12s %6s %12s %5s %8s %8s   (inst: instances, n = no fusion, "
+              "s = start-time order)\n",
+              "size", "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
   int slower = 0;
   for (int64_t bytes = 1024; bytes <= (int64_t{1} << 30); bytes *= 4) {
     const Best ours = best_time(ours_programs, t, bytes);
     const Best base = ring ? best_time(ring_programs, t, bytes) : Best{};
     const double lb = sim::lower_bound(t, a.collective, bytes).lower_bound_us;
     if (base.us > 0 && ours.us > base.us * 1.0001) ++slower;
-    std::printf("  %8s %12.1f %4d%c %12.1f %4d%c %8.2f %8.2f\n", format_bytes(bytes).c_str(),
-                ours.us, ours.instances, ours.fused ? ' ' : 'n', base.us, base.instances,
-                base.fused ? ' ' : 'n', base.us > 0 ? base.us / ours.us : 0.0, ours.us / lb);
+    std::printf("  %8s %12.1f %4d%c%c %12.1f %4d%c %8.2f %8.2f\n", format_bytes(bytes).c_str(),
+                ours.us, ours.instances, ours.fused ? ' ' : 'n', ours.ordered ? 's' : ' ',
+                base.us, base.instances, base.fused ? ' ' : 'n',
+                base.us > 0 ? base.us / ours.us : 0.0, ours.us / lb);
   }
   const int64_t gb = int64_t{1} << 30;
   const sim::LowerBound lb = sim::lower_bound(t, a.collective, gb);
   const Best at_gb = best_time(ours_programs, t, gb);
-  std::printf("  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s) vs lower bound "
-              "%.1f us (%.2fx)\n",
+  std::printf("  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
+              "%.1f us (%.3fx)\n",
               to_string(c.kind).c_str(), c.sketch.c_str(), slower, at_gb.us, at_gb.instances,
-              at_gb.fused ? "" : ", no fusion",
+              at_gb.fused ? "" : ", no fusion", at_gb.ordered ? ", start-time order" : "",
               lb.lower_bound_us, at_gb.us / lb.lower_bound_us);
 }
 

@@ -41,6 +41,7 @@ struct CompileCommandOptions {
   int fifo_slots = 8;
   bool no_fuse = false;
   bool no_aggregate = false;
+  bool schedule_order = false;
   bool json = false;
 };
 
@@ -59,6 +60,7 @@ compiler::CompileOptions to_compile_options(const CompileCommandOptions& o,
   c.fifo_slots = o.fifo_slots;
   c.fuse = !o.no_fuse;
   c.aggregate = !o.no_aggregate;
+  c.schedule_order = o.schedule_order;
   return c;
 }
 
@@ -197,6 +199,10 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
                   "Threadblocks per rank (default: 1024 executor, 216 classic)");
   cmd->add_option("--fifo-slots", o->fifo_slots, "FIFO slots per connection")->default_str("8");
   cmd->add_flag("--no-fuse", o->no_fuse, "Do not fuse receives and sends (rcs, rrcs, rrs)");
+  cmd->add_flag("--schedule-order", o->schedule_order,
+                "Run a timed algorithm (TACCL, TACOS) in its start-time order, one threadblock "
+                "per data arrival of a connection (docs/compiler.md); no effect without start "
+                "times");
   cmd->add_flag("--no-aggregate", o->no_aggregate, "Do not merge contiguous transfers");
   cmd->add_flag("--json", o->json, "Print one JSON document (ccsynth-compilation) on stdout");
   cmd->footer(

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ccsynth/compiler/instances.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/sim/bounds.h"
@@ -41,7 +42,7 @@ void compile_and_simulate(Evaluated& out, const Topology& topology,
   for (size_t i = 0; i < sizes.size(); ++i) {
     const sim::SimResult sim = sim::simulate(out.program, topology, sizes[i]);
     out.results.push_back({sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
-                           options.instances, options.fuse});
+                           options.instances, options.fuse, options.schedule_order});
   }
 }
 
@@ -68,10 +69,14 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology
   const std::vector<double> bounds = bounds_at(topology, algorithm.collective, sizes);
   std::optional<Evaluated> best;
   std::optional<UserError> last_failure;
+  std::vector<bool> orders = {false};
+  if (compiler::has_schedule_order(algorithm)) orders.push_back(true);
   for (int count : instances) {
-    for (bool fuse : {true, false}) {
+    for (const bool fuse : {true, false}) {
+      for (const bool ordered : orders) {
       options.instances = count;
       options.fuse = fuse;
+      options.schedule_order = ordered;
       Evaluated variant = base;
       try {
         compile_and_simulate(variant, topology, options, sizes, bounds);
@@ -91,6 +96,7 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology
         if (variant.results[i].time_us < best->results[i].time_us) {
           best->results[i] = variant.results[i];
         }
+      }
       }
     }
   }
@@ -142,7 +148,8 @@ nlohmann::json to_json(const Evaluated& e) {
                        {"lower_bound_us", r.lower_bound_us},
                        {"ratio_to_bound", r.ratio_to_bound()},
                        {"instances", r.instances},
-                       {"fused", r.fused}});
+                       {"fused", r.fused},
+                       {"schedule_order", r.schedule_order}});
   }
   return {{"name", e.algorithm.name},
           {"ok", e.ok()},
@@ -167,8 +174,8 @@ std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
       if (i >= evaluated[k]->results.size()) continue;
       const SizedResult& r = evaluated[k]->results[i];
       if (row.best >= 0 && r.time_us >= row.time_us) continue;
-      row = {r.bytes, static_cast<int>(k), r.instances, r.fused, r.time_us, r.busbw_gbps,
-             r.lower_bound_us, r.ratio_to_bound(), 0};
+      row = {r.bytes, static_cast<int>(k), r.instances, r.fused, r.schedule_order, r.time_us,
+             r.busbw_gbps, r.lower_bound_us, r.ratio_to_bound(), 0};
     }
     if (ring >= 0 && i < evaluated[ring]->results.size() && row.time_us > 0) {
       row.speedup_vs_ring = evaluated[ring]->results[i].time_us / row.time_us;
@@ -186,6 +193,7 @@ nlohmann::json best_json(const std::vector<std::string>& names,
                     {"best", names[b.best]},
                     {"instances", b.instances},
                     {"fused", b.fused},
+                    {"schedule_order", b.schedule_order},
                     {"time_us", b.time_us},
                     {"busbw_gbps", b.busbw_gbps},
                     {"lower_bound_us", b.lower_bound_us},
@@ -210,16 +218,20 @@ std::string results_table(const std::vector<std::string>& names,
     }
     const std::string winner = names[best[i].best] +
                                (best[i].instances > 1 ? fmt::format(" x{}", best[i].instances) : "") +
-                               (best[i].fused ? "" : " nf");
+                               (best[i].fused ? "" : " nf") +
+                               (best[i].schedule_order ? " so" : "");
     out += fmt::format(" {:>11.2f}  {:<15} {:>8.2f} {:>8.2f}x", best[i].lower_bound_us, winner,
                        best[i].busbw_gbps, best[i].ratio_to_bound);
     out += best[i].speedup_vs_ring > 0 ? fmt::format(" {:>7.2f}x\n", best[i].speedup_vs_ring)
                                        : fmt::format(" {:>8}\n", "-");
   }
   const bool variants = std::any_of(best.begin(), best.end(), [](const BestAtSize& b) {
-    return b.instances > 1 || !b.fused;
+    return b.instances > 1 || !b.fused || b.schedule_order;
   });
-  if (variants) out += "(best: \"xN\" compiled with N instances, \"nf\" without fusion)\n";
+  if (variants) {
+    out += "(best: \"xN\" compiled with N instances, \"nf\" without fusion, \"so\" in the "
+           "schedule's start-time order)\n";
+  }
   return out;
 }
 

@@ -28,6 +28,7 @@ struct SizedResult {
   double lower_bound_us = 0;
   int instances = 1;  // compiler instances of the program simulated
   bool fused = true;  // compiled with rcs / rrcs / rrs fusion
+  bool schedule_order = false;  // compiled in the schedule's start-time order
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
@@ -58,10 +59,11 @@ void apply_dialect_limits(compiler::CompileOptions& options, formats::XmlDialect
 /// kinds) or `collective` is custom.
 std::optional<Algorithm> reference_ring(const Collective& collective, const Topology& topology);
 
-/// Evaluates `algorithm` compiled with each of `instances`, with and without fusion (compile
-/// options otherwise as given), and keeps, per size, the fastest correct variant: the result's
-/// program is the variant fastest at the last size, `results[i].instances` / `.fused` say which
-/// variant won at size i. Variants over the runtime's limits are left out; with none left the
+/// Evaluates `algorithm` compiled with each of `instances`, with and without fusion, and for
+/// timed algorithms in step order and in start-time order (CompileOptions::schedule_order;
+/// compile options otherwise as given), and keeps, per size, the fastest correct variant: the
+/// result's program is the variant fastest at the last size, `results[i].instances` / `.fused`
+/// / `.schedule_order` say which variant won at size i. Variants over the runtime's limits are left out; with none left the
 /// last failure is rethrown.
 Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology,
                             compiler::CompileOptions options, const std::vector<int>& instances,
@@ -76,6 +78,7 @@ struct BestAtSize {
   int best = -1;                // index into the evaluated programs
   int instances = 1;            // compiler instances of the winning variant
   bool fused = true;            // whether the winning variant uses fusion
+  bool schedule_order = false;  // whether it runs in the schedule's start-time order
   double time_us = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;

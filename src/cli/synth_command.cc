@@ -116,9 +116,10 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
     } else {
       const SizedResult& chosen = result.results.front();
       std::cout << fmt::format("verified: algorithm and program correct (compiled with {} "
-                               "instance{}, fusion {})\n",
+                               "instance{}, fusion {}{})\n",
                                chosen.instances, chosen.instances == 1 ? "" : "s",
-                               chosen.fused ? "on" : "off");
+                               chosen.fused ? "on" : "off",
+                               chosen.schedule_order ? ", in start-time order" : "");
       std::vector<std::string> names = {o.method};
       std::vector<const Evaluated*> rows = {&result};
       if (ring && ring->ok()) {

@@ -245,9 +245,14 @@ TEST_F(Cli, SavedAlgorithmCompilesToTheSameProgram) {
   const CliRun synth =
       run("synth --method tacos -t torus2d:3x3 --json -o " + xml + " --save-algorithm " + algo);
   ASSERT_EQ(synth.exit_code, 0) << synth.err;
-  // synth writes the faster of the fused and unfused compilation; it says which.
-  const bool fused = synth.doc()["program"]["results"][0]["fused"].get<bool>();
-  const CliRun c = run("compile " + algo + " -t torus2d:3x3 -o " + again + (fused ? "" : " --no-fuse"));
+  // synth writes the fastest compilation (fused or not, in step or start-time order); it says
+  // which.
+  const auto doc = synth.doc();
+  const auto& chosen = doc["program"]["results"][0];
+  const bool fused = chosen["fused"].get<bool>();
+  const bool ordered = chosen["schedule_order"].get<bool>();
+  const CliRun c = run("compile " + algo + " -t torus2d:3x3 -o " + again +
+                       (fused ? "" : " --no-fuse") + (ordered ? " --schedule-order" : ""));
   ASSERT_EQ(c.exit_code, 0) << c.err;
   std::ifstream a(xml), b(again);
   std::stringstream sa, sb;
