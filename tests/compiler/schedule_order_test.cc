@@ -63,7 +63,8 @@ TEST(ScheduleOrder, StepsFollowStartTimesAndChannelsFollowDataArrival) {
   EXPECT_EQ(find(o, 2, 1, 0).channel, 1);
   EXPECT_EQ(find(o, 0, 0, 1).channel, 0);
   // At most one channel per connection when the runtime allows only one.
-  for (const ChunkOp& op : order_by_start_times(a, 1).ops) EXPECT_EQ(op.channel, 0);
+  const Algorithm one_channel = order_by_start_times(a, 1);
+  for (const ChunkOp& op : one_channel.ops) EXPECT_EQ(op.channel, 0);
 }
 
 TEST(ScheduleOrder, CompiledProgramIsCorrectAndSplitsTheConnection) {
@@ -80,7 +81,8 @@ TEST(ScheduleOrder, CompiledProgramIsCorrectAndSplitsTheConnection) {
   EXPECT_EQ(channels_1_to_2.size(), 2u);
   // Without the option rank 1 sends to rank 2 on one threadblock.
   std::set<int> plain;
-  for (const Threadblock& tb : compile(a).gpus[1].threadblocks) {
+  const Program step_order = compile(a);
+  for (const Threadblock& tb : step_order.gpus[1].threadblocks) {
     if (tb.send_peer == 2) plain.insert(tb.channel);
   }
   EXPECT_EQ(plain.size(), 1u);
