@@ -4,9 +4,11 @@
 //      to shortest paths of the sketch's logical topology plus one-hop intra-node switch relays
 //      in receiving nodes, and folded by its symmetry;
 //   2. ordering: a greedy list scheduler orders the transfers on every link and switch port
-//      (B.2 heuristics), which also yields a feasible schedule;
+//      (B.2 heuristics), and a local search picks which consecutive inter-node sends travel
+//      together, which yields a feasible schedule;
 //   3. contiguity and exact scheduling: a MILP fixes send times under strict bandwidth, merging
-//      consecutive inter-node sends where that saves alpha (eq. 16-21), seeded with stage 2.
+//      consecutive inter-node sends where that saves alpha (eq. 16-21), seeded with stage 2,
+//      with time windows, symmetric merge binaries and a per-lane lower bound (docs/taccl.md).
 // Reducescatter inverts the allgather trees and re-orders/re-schedules them (sec. 5.3);
 // allreduce schedules the reducescatter and allgather transfers as one problem. docs/taccl.md.
 
