@@ -10,10 +10,13 @@
 #include <tuple>
 #include <vector>
 
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/synth/combine.h"
 #include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
 
 namespace ccsynth::synth {
 namespace {
@@ -523,6 +526,15 @@ TEST_P(TacosMatrix, VerifiesOnTopology) {
   EXPECT_GT(r.transfers, 0);
   for (const ChunkOp& op : r.algorithm.ops) EXPECT_GE(op.start_us, 0) << op;
   expect_verified(r.algorithm, t);
+  // Its start times are a schedule, so it also compiles in start-time order, correctly.
+  ASSERT_TRUE(compiler::has_schedule_order(r.algorithm));
+  compiler::CompileOptions ordered;
+  ordered.schedule_order = true;
+  verify::VerifyProgramOptions vo;
+  vo.collective = &r.algorithm.collective;
+  const verify::VerifyReport report =
+      verify::verify_program(compiler::compile(r.algorithm, ordered), vo);
+  EXPECT_TRUE(report.ok()) << report.summary();
 }
 
 std::vector<MatrixCase> matrix() {
