@@ -85,7 +85,8 @@ int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& metho
   }
   const auto options = compile_options(o, o.method + "_" + outcome.algorithm->collective.name);
   const std::vector<int64_t> sizes = {bytes};
-  // The user's instance count, with and without fusion: the faster at --size is written.
+  // The user's instance count, with and without fusion, timed algorithms also in start-time
+  // order: the fastest at --size is written.
   const Evaluated result =
       evaluate_variants(*outcome.algorithm, topology, options, {o.instances}, sizes);
   const auto ring = result.ok() ? ring_reference(result.algorithm, topology, options, sizes)
@@ -161,7 +162,10 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()->check(kPositive);
   cmd->add_option("--proto", o->protocol, "protocol: Simple, LL or LL128")->capture_default_str();
   cmd->add_option("--xml-dialect", o->xml_dialect, "classic or executor")->capture_default_str();
-  cmd->add_option("--output,-o", o->output, "write the MSCCL XML program here");
+  cmd->add_option("--output,-o", o->output,
+                  "write the MSCCL XML program here: the fastest at --size of the compilations "
+                  "with and without fusion (timed algorithms also in start-time order; the "
+                  "verified line says which)");
   cmd->add_option("--save-algorithm", o->algorithm_output,
                   "also write the synthesized algorithm as ccsynth-algorithm JSON (input of "
                   "`ccsynth compile`), even when verification fails");
