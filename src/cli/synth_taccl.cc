@@ -34,7 +34,8 @@ bool given(const CLI::App* app, const std::string& name) {
 
 nlohmann::json stage_json(const synth::StageReport& s) {
   return {{"stage", s.name},         {"seconds", s.seconds},    {"status", s.status},
-          {"objective_us", s.objective_us}, {"gap", s.gap},    {"variables", s.variables},
+          {"objective_us", s.objective_us}, {"lower_bound_us", s.lower_bound_us},
+          {"gap", s.gap},             {"variables", s.variables},
           {"rows", s.rows},           {"integers", s.integers}};
 }
 
@@ -60,7 +61,9 @@ SynthOutcome run_taccl(const TacclFlags& flags, const SynthCommonOptions& o,
     progress << "taccl: " << std::left << std::setw(15) << s.name << std::right << std::fixed
              << std::setprecision(3) << s.seconds << " s  " << s.status << "  gap "
              << std::setprecision(4) << s.gap << "  estimate " << std::setprecision(2)
-             << s.objective_us << " us  (" << s.variables << " vars, " << s.integers
+             << s.objective_us << " us";
+    if (s.lower_bound_us > 0) progress << " (bound " << s.lower_bound_us << " us)";
+    progress << "  (" << s.variables << " vars, " << s.integers
              << " integer, " << s.rows << " rows)\n";
     stages.push_back(stage_json(s));
   }

@@ -480,6 +480,20 @@ TEST(TacclSchedule, ContiguityOptimumAndLowerBoundAgreeWithExhaustiveSearch) {
   EXPECT_LE(sched.makespan_us, best * (1 + o.relative_gap) + 1e-6);
   EXPECT_GE(sched.makespan_us, best - 1e-6);  // the MILP cannot beat the exhaustive optimum
   EXPECT_LE(report.objective_us * (1 - report.gap), best + 1e-6);
+  EXPECT_GT(report.lower_bound_us, 0.0);
+  EXPECT_LE(report.lower_bound_us, best + 1e-6);
+  // Stage 3 alone, started from the schedule without merges (same orders): it must find the
+  // merges itself, and an over-estimated lower bound would stop it early.
+  TacclOptions apart = o;
+  apart.contiguity = false;
+  const Ordering unmerged = order_transfers(r.transfers, lt, s, chunk, apart,
+                                            transfer_symmetries(r.transfers, lt, ag));
+  ASSERT_EQ(unmerged.lane_order, ord.lane_order);
+  ASSERT_GT(unmerged.greedy.makespan_us, best * (1 + o.relative_gap));
+  StageReport alone_report;
+  const Schedule alone = schedule_transfers(r.transfers, unmerged, lt, chunk, o, &alone_report);
+  EXPECT_LE(alone.makespan_us, best * (1 + o.relative_gap) + 1e-6);
+  EXPECT_LE(alone_report.lower_bound_us, best + 1e-6);
   // The schedule's own times are those of its merge choice.
   std::vector<char> chosen(r.transfers.size(), 0);
   for (const auto& lane : ord.lane_order) {

@@ -46,6 +46,8 @@ struct StageReport {
   double seconds = 0.0;
   std::string status;        // MILP status name, or "heuristic"
   double objective_us = 0.0; // the stage's makespan estimate
+  double lower_bound_us = 0.0;  // scheduling: the makespan no schedule under the stage 2
+                                // orders beats, as proved by the MILP (0: not reported)
   double gap = 0.0;
   int variables = 0;
   int rows = 0;
