@@ -81,7 +81,7 @@ struct OrderGraph {
   std::vector<std::vector<int>> port_prev;
   std::vector<char> merge_lane;    // on a mergeable lane with at least two transfers
   std::vector<char> may_join;      // may join its lane predecessor's group
-  std::vector<double> alpha, beta;
+  std::vector<double> alpha, beta, lat;  // lat = alpha + beta (one chunk, group of one)
 
   OrderGraph(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
              double chunk_bytes, const TacclOptions& options, const Ordering& ordering) {
@@ -93,10 +93,12 @@ struct OrderGraph {
     may_join.assign(n, 0);
     alpha.resize(n);
     beta.resize(n);
+    lat.resize(n);
     for (int t = 0; t < n; ++t) {
       const LogicalLink& link = lt.links[transfers[t].link];
       alpha[t] = link.alpha_us;
       beta[t] = transfer_us(link.beta_us_per_mb, chunk_bytes);
+      lat[t] = link.lat_us(chunk_bytes);
     }
     for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
       const auto& order = ordering.lane_order[slot];
@@ -135,9 +137,9 @@ struct TimeWindows {
   std::vector<double> send_lo, send_hi, part_lo, part_hi, finish_hi;
   double makespan_lo = 0.0;  // a lower bound on the optimal makespan
 
-  TimeWindows(const std::vector<Transfer>& transfers, const OrderGraph& g,
-              const std::vector<double>& lat, double horizon) {
+  TimeWindows(const std::vector<Transfer>& transfers, const OrderGraph& g, double horizon) {
     const int n = static_cast<int>(transfers.size());
+    const std::vector<double>& lat = g.lat;
     std::vector<std::vector<int>> succ(n);  // dependency and port successors
     for (int t = 0; t < n; ++t) {
       for (int p : transfers[t].preds) succ[p].push_back(t);
@@ -177,7 +179,7 @@ struct TimeWindows {
       if (b >= 0 && g.merge_lane[t]) send_hi[t] = std::min(send_hi[t], send_hi[b]);
     }
     makespan_lo = *std::max_element(part_lo.begin(), part_lo.end());
-    const std::vector<double> after = time_after_arrival(g, lat, succ, order);
+    const std::vector<double> after = time_after_arrival(g, succ, order);
     for (int t = 0; t < n; ++t) {
       if (g.merge_lane[t] && g.lane_prev[t] < 0) {
         makespan_lo = std::max(makespan_lo, lane_bound(g, t, release, after));
@@ -207,10 +209,10 @@ struct TimeWindows {
   // Per transfer a lower bound on makespan - arrival through its dependency and port
   // successors (whatever the merges): a successor leaves after the arrival and takes at least
   // its latency; on a mergeable lane the next transfer still arrives one beta after it.
-  static std::vector<double> time_after_arrival(const OrderGraph& g, const std::vector<double>& lat,
+  static std::vector<double> time_after_arrival(const OrderGraph& g,
                                                 const std::vector<std::vector<int>>& succ,
                                                 const std::vector<int>& order) {
-    const size_t n = lat.size();
+    const size_t n = g.lat.size();
     std::vector<double> after(n, 0.0), from_send(n, 0.0), from_part(n, 0.0);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const int t = *it;
@@ -219,7 +221,7 @@ struct TimeWindows {
       from_part[t] = after[t];
       if (b >= 0 && g.merge_lane[t]) from_part[t] = std::max(from_part[t], g.beta[b] + from_part[b]);
       if (b >= 0 && !g.merge_lane[t]) from_part[t] = std::max(from_part[t], from_send[b]);
-      from_send[t] = lat[t] + from_part[t];
+      from_send[t] = g.lat[t] + from_part[t];
     }
     return after;
   }
@@ -293,8 +295,7 @@ class MergeSearch {
   MergeSearch(const std::vector<Transfer>& transfers, const OrderGraph& graph,
               const Ordering& ordering)
       : transfers_(transfers), n_(static_cast<int>(transfers.size())),
-        lane_orders_(ordering.lane_order), lane_prev_(graph.lane_prev),
-        port_prev_(graph.port_prev), alpha_(graph.alpha), beta_(graph.beta) {
+        lane_orders_(ordering.lane_order), g_(graph) {
     for (int t = 0; t < n_; ++t) {
       if (graph.may_join[t]) candidates_.push_back(t);
     }
@@ -310,7 +311,7 @@ class MergeSearch {
     for (int t = 0; t < n_; ++t) s.group[t] = t;
     for (const auto& order : lane_orders_) {
       for (int t : order) {
-        if (joined[t]) s.group[t] = s.group[lane_prev_[t]];
+        if (joined[t]) s.group[t] = s.group[g_.lane_prev[t]];
       }
     }
     // Group DAG: a group is sent once every member's dependencies and port predecessors and
@@ -328,8 +329,8 @@ class MergeSearch {
         if (s.group[p] == g) return false;
         edge(p, g);
       }
-      for (int q : port_prev_[t]) edge(q, g);
-      if (g == t && lane_prev_[t] >= 0) edge(lane_prev_[t], g);
+      for (int q : g_.port_prev[t]) edge(q, g);
+      if (g == t && g_.lane_prev[t] >= 0) edge(g_.lane_prev[t], g);
     }
     std::vector<double> send(n_, 0.0), finish(n_, 0.0);
     std::vector<int> ready;
@@ -342,7 +343,7 @@ class MergeSearch {
       const int g = ready.back();
       ready.pop_back();
       ++timed;
-      finish[g] = send[g] + alpha_[g] + beta_[g] * size[g];
+      finish[g] = send[g] + g_.alpha[g] + g_.beta[g] * size[g];
       s.makespan_us = std::max(s.makespan_us, finish[g]);
       for (int h : succ[g]) {
         send[h] = std::max(send[h], finish[g]);
@@ -365,10 +366,7 @@ class MergeSearch {
   const std::vector<Transfer>& transfers_;
   int n_;
   const std::vector<std::vector<int>>& lane_orders_;
-  const std::vector<int>& lane_prev_;
-  const std::vector<std::vector<int>>& port_prev_;
-  const std::vector<double>& alpha_;
-  const std::vector<double>& beta_;
+  const OrderGraph& g_;
   std::vector<int> candidates_;
 };
 
@@ -409,8 +407,6 @@ void merge_by_local_search(const std::vector<Transfer>& transfers, const Logical
   const int n = static_cast<int>(transfers.size());
   const OrderGraph graph(transfers, lt, chunk_bytes, options, out);
   const MergeSearch search(transfers, graph, out);
-  std::vector<double> lat(n);
-  for (int t = 0; t < n; ++t) lat[t] = graph.alpha[t] + graph.beta[t];
   const std::vector<std::vector<int>> moves = merge_moves(search, out.symmetries, n);
   if (moves.empty()) return;
   std::vector<char> joined(n, 0);
@@ -434,7 +430,7 @@ void merge_by_local_search(const std::vector<Transfer>& transfers, const Logical
   };
   // No search once within the stopping gap of stage 3's lower bound.
   const double good_enough =
-      TimeWindows(transfers, graph, lat, best.makespan_us).makespan_lo * (1 + options.relative_gap);
+      TimeWindows(transfers, graph, best.makespan_us).makespan_lo * (1 + options.relative_gap);
   // Pair flips cost moves^2 evaluations of O(transfers) each: the work is capped so that stage 2
   // stays well under a second on large models (deterministically, unlike a clock).
   constexpr double kMaxWork = 1e7;
@@ -635,7 +631,6 @@ std::vector<std::vector<int>> transfer_symmetries(const std::vector<Transfer>& t
 
 namespace {
 
-
 // An affine time expression var + constant (a transfer's finish time).
 struct Affine {
   int var = -1;
@@ -663,15 +658,11 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
     start.push_back(initial);
     return v;
   };
-  std::vector<double> lat(n), beta(n);
-  std::vector<int> send(n);
-  for (int t = 0; t < n; ++t) {
-    const LogicalLink& link = lt.links[transfers[t].link];
-    lat[t] = link.lat_us(chunk_bytes);
-    beta[t] = transfer_us(link.beta_us_per_mb, chunk_bytes);
-  }
   const OrderGraph graph(transfers, lt, chunk_bytes, options, ordering);
-  const TimeWindows w(transfers, graph, lat, ub);
+  const std::vector<double>& lat = graph.lat;
+  const std::vector<double>& beta = graph.beta;
+  const TimeWindows w(transfers, graph, ub);
+  std::vector<int> send(n);
   constexpr double kSlack = 1e-6;  // keeps the MIP start inside the windows despite rounding
   for (int t = 0; t < n; ++t) {
     send[t] = add_var(w.send_lo[t], w.send_hi[t] + kSlack, false, 0.0, greedy.send_us[t]);
@@ -687,18 +678,16 @@ Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Orderi
   std::vector<int> part(n, -1);
   for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
     const auto& order = ordering.lane_order[slot];
-    const LogicalLink& link = lt.links[ordering.lane_slot_link[slot]];
     // Merging saves one alpha per chunk: skip lanes where alpha is negligible next to the
-    // transfer time, which keeps the MILP small for large chunks.
-    if (order.size() < 2 || !mergeable(link, chunk_bytes, options)) continue;
+    // transfer time, which keeps the MILP small for large chunks (OrderGraph::merge_lane).
+    if (order.empty() || !graph.merge_lane[order[0]]) continue;
     for (size_t i = 0; i < order.size(); ++i) {
       const int t = order[i];
       // MIP start: the running finish inside the stage 2 merge group.
       int position = 1;
       for (size_t j = i; j > 0 && greedy.group[order[j - 1]] == greedy.group[t]; --j) ++position;
       part[t] = add_var(w.part_lo[t], w.part_hi[t] + kSlack, false, 0.0,
-                        greedy.send_us[t] + link.alpha_us +
-                            transfer_us(link.beta_us_per_mb, chunk_bytes) * position);
+                        greedy.send_us[t] + graph.alpha[t] + beta[t] * position);
       const int f = add_var(w.part_lo[t], w.finish_hi[t] + kSlack, false, 0.0,
                             greedy.arrive_us[t]);
       m.add_ge({{part[t], 1.0}, {send[t], -1.0}}, lat[t]);  // eq. 17 for a group of one
