@@ -40,26 +40,27 @@ std::vector<double> data_arrival_starts(const Algorithm& a) {
   return out;
 }
 
-}  // namespace
-
-bool has_schedule_order(const Algorithm& a) {
+// Whether every op has a start time after `arrival` (data_arrival_starts).
+bool starts_after_arrivals(const Algorithm& a, const std::vector<double>& arrival) {
   if (a.ops.empty()) return false;
-  for (const ChunkOp& op : a.ops) {
-    if (op.start_us < 0) return false;
-  }
-  const std::vector<double> arrival = data_arrival_starts(a);
   for (size_t i = 0; i < a.ops.size(); ++i) {
-    if (arrival[i] >= 0 && (arrival[i] > a.ops[i].start_us || same_time(arrival[i], a.ops[i].start_us))) {
-      return false;
-    }
+    const double start = a.ops[i].start_us;
+    if (start < 0) return false;
+    if (arrival[i] >= 0 && (arrival[i] > start || same_time(arrival[i], start))) return false;
   }
   return true;
 }
 
+}  // namespace
+
+bool has_schedule_order(const Algorithm& a) {
+  return starts_after_arrivals(a, data_arrival_starts(a));
+}
+
 Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
-  if (!has_schedule_order(algorithm)) return algorithm;
-  Algorithm a = algorithm;
   const std::vector<double> arrival = data_arrival_starts(algorithm);
+  if (!starts_after_arrivals(algorithm, arrival)) return algorithm;
+  Algorithm a = algorithm;
   // Channel hints: per connection, the distinct data arrival times in increasing order.
   std::map<std::pair<int, int>, std::vector<double>> arrivals;
   for (size_t i = 0; i < a.ops.size(); ++i) arrivals[{a.ops[i].src, a.ops[i].dst}].push_back(arrival[i]);
