@@ -74,29 +74,29 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const Topology& topology
   for (int count : instances) {
     for (const bool fuse : {true, false}) {
       for (const bool ordered : orders) {
-      options.instances = count;
-      options.fuse = fuse;
-      options.schedule_order = ordered;
-      Evaluated variant = base;
-      try {
-        compile_and_simulate(variant, topology, options, sizes, bounds);
-      } catch (const UserError& e) {
-        last_failure = e;  // over the runtime limits (e.g. steps per threadblock) this way
-        continue;
-      }
-      if (!best || !best->ok()) {
-        best = std::move(variant);
-        continue;
-      }
-      if (!variant.ok()) continue;
-      if (!sizes.empty() && variant.results.back().time_us < best->results.back().time_us) {
-        std::swap(best->program, variant.program);
-      }
-      for (size_t i = 0; i < sizes.size(); ++i) {
-        if (variant.results[i].time_us < best->results[i].time_us) {
-          best->results[i] = variant.results[i];
+        options.instances = count;
+        options.fuse = fuse;
+        options.schedule_order = ordered;
+        Evaluated variant = base;
+        try {
+          compile_and_simulate(variant, topology, options, sizes, bounds);
+        } catch (const UserError& e) {
+          last_failure = e;  // over the runtime limits (e.g. steps per threadblock) this way
+          continue;
         }
-      }
+        if (!best || !best->ok()) {
+          best = std::move(variant);
+          continue;
+        }
+        if (!variant.ok()) continue;
+        if (!sizes.empty() && variant.results.back().time_us < best->results.back().time_us) {
+          std::swap(best->program, variant.program);
+        }
+        for (size_t i = 0; i < sizes.size(); ++i) {
+          if (variant.results[i].time_us < best->results[i].time_us) {
+            best->results[i] = variant.results[i];
+          }
+        }
       }
     }
   }

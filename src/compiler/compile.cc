@@ -11,10 +11,10 @@
 #include "ccsynth/compiler/deadlock_check.h"
 #include "ccsynth/compiler/dependency_insertion.h"
 #include "ccsynth/compiler/fusion.h"
-#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/instruction_generation.h"
 #include "ccsynth/compiler/limits.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/compiler/threadblock_assignment.h"
 #include "ccsynth/core/error.h"
 
