@@ -15,16 +15,6 @@
 namespace ccsynth::compiler {
 namespace {
 
-ChunkOp copy_op(int chunk, int src, int dst, int step, double start_us) {
-  ChunkOp op;
-  op.chunk = chunk;
-  op.src = src;
-  op.dst = dst;
-  op.step = step;
-  op.start_us = start_us;
-  return op;
-}
-
 // Allgather on a line 0 - 1 - 2 (one chunk per rank), timed as a schedule would: rank 1 first
 // relays chunk 0 to rank 2 (t = 2), then sends its own chunk to rank 2 (t = 3), though both
 // are in step order 1 and 0.
@@ -32,8 +22,10 @@ Algorithm timed_line_allgather() {
   Algorithm a;
   a.name = "timed-line";
   a.collective = make_collective(CollectiveKind::kAllGather, 3, 1);
-  a.ops = {copy_op(0, 0, 1, 0, 0.0), copy_op(1, 1, 0, 0, 0.0), copy_op(2, 2, 1, 0, 0.0),
-           copy_op(1, 1, 2, 0, 3.0), copy_op(0, 1, 2, 1, 2.0), copy_op(2, 1, 0, 1, 2.0)};
+  constexpr OpKind kCopy = OpKind::kCopy;
+  // {chunk, src, dst, kind, step, start_us}
+  a.ops = {{0, 0, 1, kCopy, 0, 0.0}, {1, 1, 0, kCopy, 0, 0.0}, {2, 2, 1, kCopy, 0, 0.0},
+           {1, 1, 2, kCopy, 0, 3.0}, {0, 1, 2, kCopy, 1, 2.0}, {2, 1, 0, kCopy, 1, 2.0}};
   sort_ops(a);
   return a;
 }
