@@ -1,4 +1,4 @@
-// TACCL synthesis benchmark (issue 5): synthesis time of the paper's table 2 cases against the
+// TACCL synthesis benchmark: synthesis time of the paper's table 2 cases against the
 // Gurobi times reported there, and the simulated time of the synthesized algorithms against the
 // ring baseline (1 KB - 1 GB) and the lower bound (1 GB).
 //
@@ -9,11 +9,10 @@
 // --budget gives each MILP stage 80% of the paper's time divided by the number of MILP stages
 // (a stage that hits its limit returns its incumbent with status timed-out and its gap).
 //
-// Sketches come from examples/sketches/ (CCSYNTH_SOURCE_DIR). Every program is compiled with 1,
-// 2, 4 and 8 instances (TACCL sec. 7 tries 1 and 8), with and without fusion, in step order and
-// in the schedule's start-time order (CompileOptions::schedule_order), and the fastest is
-// reported per size; the ring baseline gets the same choice. The ring baseline is NCCL-like: every edge-disjoint ring
-// find_rings finds (at most 16), one chunk per ring (as reference_ring in src/cli/pipeline.cc).
+// Sketches come from examples/sketches/ (CCSYNTH_SOURCE_DIR). Programs are evaluated by the
+// planner (plan/evaluate.h) with 1, 2, 4 and 8 instances, with and without fusion, in step and
+// start-time order, the fastest per size; the ring reference (plan/reference.h, NCCL-like: every
+// edge-disjoint ring, both directions where the links allow) gets the same choice.
 
 #include <algorithm>
 #include <chrono>
@@ -25,12 +24,10 @@
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
-#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
-#include "ccsynth/sim/bounds.h"
-#include "ccsynth/sim/simulate.h"
-#include "ccsynth/synth/baselines.h"
+#include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/reference.h"
 #include "ccsynth/synth/taccl.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -59,93 +56,46 @@ std::vector<Case>& cases() {
   return kCases;
 }
 
-constexpr int kInstanceCounts[] = {1, 2, 4, 8};
-
-// One compilation of an algorithm.
-struct Variant {
-  int instances = 1;
-  bool fused = true;
-  bool ordered = false;  // CompileOptions::schedule_order
-  Program program;
-};
-
-// Programs of `a` compiled with every instance count, with and without fusion, and for timed
-// algorithms also in start-time order (those that fail to compile are skipped).
-std::vector<Variant> compile_all(const Algorithm& a) {
-  std::vector<Variant> out;
-  std::vector<bool> orders = {false};
-  if (compiler::has_schedule_order(a)) orders.push_back(true);
-  for (int instances : kInstanceCounts) {
-    for (const bool fuse : {true, false}) {
-      for (const bool ordered : orders) {
-        compiler::CompileOptions o;
-        o.instances = instances;
-        o.fuse = fuse;
-        o.schedule_order = ordered;
-        try {
-          out.push_back({instances, fuse, ordered, compiler::compile(a, o)});
-        } catch (const UserError&) {
-          // e.g. too many threadblocks with 8 instances: keep the others.
-        }
-      }
-    }
-  }
-  return out;
-}
-
-struct Best {
-  double us = -1;
-  int instances = 0;
-  bool fused = true;
-  bool ordered = false;
-};
-
-// Fastest simulated time over the compiled variants.
-Best best_time(const std::vector<Variant>& variants, const Topology& t, int64_t bytes) {
-  Best best;
-  for (const Variant& v : variants) {
-    const double us = sim::simulate(v.program, t, bytes).time_us;
-    if (best.us < 0 || us < best.us) best = {us, v.instances, v.fused, v.ordered};
-  }
-  return best;
-}
-
-// The NCCL-like ring baseline: all edge-disjoint rings, one chunk per ring.
-std::optional<Algorithm> nccl_ring(const Collective& collective, const Topology& t, int* rings) {
-  *rings = std::max<int>(1, static_cast<int>(synth::find_rings(t, 16).size()));
-  const Collective per_ring = make_collective(collective.kind, t.num_ranks, *rings, collective.root);
-  if (!synth::baseline_applies(synth::BaselineKind::kRing, per_ring, t)) return std::nullopt;
-  return synth::make_baseline(synth::BaselineKind::kRing, per_ring, t);
+// Every program is compiled with 1, 2, 4 and 8 instances (TACCL sec. 7 tries 1 and 8), with
+// and without fusion, and for timed algorithms also in start-time order; per size the fastest.
+plan::Evaluated evaluate_all(const Algorithm& a, const Topology& t,
+                             const std::vector<int64_t>& sizes) {
+  plan::VariantSpace space;
+  space.instances = {1, 2, 4, 8};
+  plan::EvaluateOptions options;
+  options.topology = &t;
+  options.sizes = sizes;
+  return plan::evaluate_variants(a, compiler::CompileOptions{}, space, options);
 }
 
 void simulate_case(const Case& c, const Algorithm& a, const Topology& t) {
-  int rings = 0;
-  const std::optional<Algorithm> ring = nccl_ring(a.collective, t, &rings);
-  const auto ours_programs = compile_all(a);
-  const auto ring_programs = ring ? compile_all(*ring) : std::vector<Variant>{};
-  std::printf("  ring baseline: %d ring(s)\n", rings);
+  std::vector<int64_t> sizes;
+  for (int64_t bytes = 1024; bytes <= (int64_t{1} << 30); bytes *= 4) sizes.push_back(bytes);
+  const std::optional<Algorithm> ring = plan::reference_ring(a.collective, t);
+  const plan::Evaluated ours = evaluate_all(a, t, sizes);
+  const std::optional<plan::Evaluated> base =
+      ring ? std::optional<plan::Evaluated>(evaluate_all(*ring, t, sizes)) : std::nullopt;
+  std::printf("  ring baseline: %d chunk(s) per rank over its rings\n",
+              ring ? ring->collective.chunks_per_rank : 0);
   std::printf("  %8s %12s %6s %12s %5s %8s %8s   (inst: instances, n = no fusion, "
               "s = start-time order)\n",
               "size", "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
   int slower = 0;
-  for (int64_t bytes = 1024; bytes <= (int64_t{1} << 30); bytes *= 4) {
-    const Best ours = best_time(ours_programs, t, bytes);
-    const Best base = ring ? best_time(ring_programs, t, bytes) : Best{};
-    const double lb = sim::lower_bound(t, a.collective, bytes).lower_bound_us;
-    if (base.us > 0 && ours.us > base.us * 1.0001) ++slower;
-    std::printf("  %8s %12.1f %4d%c%c %12.1f %4d%c %8.2f %8.2f\n", format_bytes(bytes).c_str(),
-                ours.us, ours.instances, ours.fused ? ' ' : 'n', ours.ordered ? 's' : ' ',
-                base.us, base.instances, base.fused ? ' ' : 'n',
-                base.us > 0 ? base.us / ours.us : 0.0, ours.us / lb);
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const plan::SizedResult& r = ours.results[i];
+    const plan::SizedResult b = base ? base->results[i] : plan::SizedResult{};
+    if (base && r.time_us > b.time_us * 1.0001) ++slower;
+    std::printf("  %8s %12.1f %4d%c%c %12.1f %4d%c %8.2f %8.2f\n",
+                format_bytes(sizes[i]).c_str(), r.time_us, r.instances, r.fused ? ' ' : 'n',
+                r.schedule_order ? 's' : ' ', b.time_us, b.instances, b.fused ? ' ' : 'n',
+                b.time_us > 0 ? b.time_us / r.time_us : 0.0, r.ratio_to_bound());
   }
-  const int64_t gb = int64_t{1} << 30;
-  const sim::LowerBound lb = sim::lower_bound(t, a.collective, gb);
-  const Best at_gb = best_time(ours_programs, t, gb);
+  const plan::SizedResult& gb = ours.results.back();
   std::printf("  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
               "%.1f us (%.3fx)\n",
-              to_string(c.kind).c_str(), c.sketch.c_str(), slower, at_gb.us, at_gb.instances,
-              at_gb.fused ? "" : ", no fusion", at_gb.ordered ? ", start-time order" : "",
-              lb.lower_bound_us, at_gb.us / lb.lower_bound_us);
+              to_string(c.kind).c_str(), c.sketch.c_str(), slower, gb.time_us, gb.instances,
+              gb.fused ? "" : ", no fusion", gb.schedule_order ? ", start-time order" : "",
+              gb.lower_bound_us, gb.ratio_to_bound());
 }
 
 }  // namespace

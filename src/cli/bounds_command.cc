@@ -34,10 +34,9 @@ void run_bounds(const BoundsOptions& o) {
   const Collective collective =
       formats::resolve_collective(o.collective, topology.num_ranks, o.chunks, o.root);
   const int64_t bytes = parse_bytes(o.size, "--size");
-  const auto protocol = parse_protocol(o.protocol);
-  if (!protocol) throw UserError("", "--protocol", "expected Simple, LL or LL128");
+  const Protocol protocol = parse_protocol_flag(o.protocol);
   const sim::SimOptions defaults;  // params() returns a reference into it: keep it alive
-  const sim::ProtocolParams& params = defaults.params(*protocol);
+  const sim::ProtocolParams& params = defaults.params(protocol);
   sim::BoundOptions options;
   options.alpha_factor = params.alpha_factor;
   options.beta_factor = params.beta_factor;
@@ -53,7 +52,7 @@ void run_bounds(const BoundsOptions& o) {
         {"bandwidth_bound_us", b.bandwidth_us},
         {"lower_bound_us", b.lower_bound_us},
         {"extra",
-         {{"protocol", to_string(*protocol)},
+         {{"protocol", to_string(protocol)},
           {"ingress_egress_bound_us", b.ingress_egress_us},
           {"cut_bound_us", b.cut_us},
           {"total_traffic_bound_us", b.total_traffic_us}}}};
@@ -62,7 +61,7 @@ void run_bounds(const BoundsOptions& o) {
   }
   std::cout << fmt::format("{} on {} ({} ranks), {} per rank, protocol {}\n", collective.name,
                            topology.name, topology.num_ranks, format_bytes(bytes),
-                           to_string(*protocol));
+                           to_string(protocol));
   std::cout << fmt::format("  latency bound          {:>14.3f} us\n", b.latency_us);
   std::cout << fmt::format("  ingress/egress bound   {:>14.3f} us\n", b.ingress_egress_us);
   std::cout << fmt::format("  cut bound              {:>14.3f} us\n", b.cut_us);
@@ -95,7 +94,7 @@ void add_bounds_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--root", o->root, "Root of a rooted collective")->capture_default_str();
-  cmd->add_option("--protocol", o->protocol,
+  cmd->add_option("--proto", o->protocol,
                   "Scale alpha and beta by this protocol's factors (Simple, LL, LL128)")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one ccsynth-bounds JSON document");

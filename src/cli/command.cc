@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ccsynth/core/collective.h"
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::cli {
@@ -39,6 +40,20 @@ CLI::Validator number_check(bool (*accept)(double), const std::string& what) {
       what);
 }
 }  // namespace
+
+Protocol parse_protocol_flag(const std::string& text) {
+  const std::optional<Protocol> protocol = parse_protocol(text);
+  if (!protocol) throw UserError("", "--proto", "expected Simple, LL or LL128, got '" + text + "'");
+  return *protocol;
+}
+
+bool is_collective_kind(const std::string& name) {
+  try {
+    return parse_collective_kind(name) != CollectiveKind::kCustom;
+  } catch (const UserError&) {
+    return false;
+  }
+}
 
 const CLI::Validator kPositive = number_check([](double v) { return v > 0; }, "> 0");
 const CLI::Validator kNonNegative = number_check([](double v) { return v >= 0; }, ">= 0");

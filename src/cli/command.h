@@ -8,6 +8,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "ccsynth/core/program.h"
+
 namespace ccsynth::cli {
 
 /// Exit codes of every verb (DESIGN.md sec. 4).
@@ -25,6 +27,12 @@ struct CommandResult {
 void write_text_file(const std::string& path, const std::string& text);
 /// Reads a whole file, or throws UserError naming the path.
 std::string read_text_file(const std::string& path);
+
+/// The protocol named by --proto (Simple, LL, LL128), or UserError naming the flag.
+Protocol parse_protocol_flag(const std::string& text);
+
+/// True when `name` is a built-in collective kind (not a collective JSON file).
+bool is_collective_kind(const std::string& name);
 
 /// CLI11 check: a number > 0 ("must be > 0, got 0"; CLI::PositiveNumber prints the whole range
 /// of double instead).

@@ -7,19 +7,19 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "ccsynth/compiler/compile.h"
-#include "ccsynth/compiler/instances.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/algorithm_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/limits.h"
+#include "ccsynth/plan/report.h"
 #include "ccsynth/topologies/library.h"
-#include "ccsynth/verify/verify_algorithm.h"
-#include "ccsynth/verify/verify_program.h"
 #include "cli/command.h"
-#include "cli/pipeline.h"
 
 namespace ccsynth::cli {
 
@@ -50,13 +50,11 @@ compiler::CompileOptions to_compile_options(const CompileCommandOptions& o,
   compiler::CompileOptions c;
   c.name = o.name;
   c.instances = o.instances;
-  const auto proto = parse_protocol(o.proto);
-  if (!proto) throw UserError("", "--proto", "expected Simple, LL or LL128, got '" + o.proto + "'");
-  c.protocol = *proto;
+  c.protocol = parse_protocol_flag(o.proto);
   c.inplace = o.inplace;
   c.min_bytes = parse_bytes(o.min_bytes, "--min-bytes");
   c.max_bytes = parse_bytes(o.max_bytes, "--max-bytes");
-  apply_dialect_limits(c, dialect, o.max_steps, o.max_threadblocks);
+  plan::apply_runtime_limits(c, dialect, {o.max_steps, o.max_threadblocks});
   c.fifo_slots = o.fifo_slots;
   c.fuse = !o.no_fuse;
   c.aggregate = !o.no_aggregate;
@@ -64,75 +62,42 @@ compiler::CompileOptions to_compile_options(const CompileCommandOptions& o,
   return c;
 }
 
-nlohmann::ordered_json violations_json(const verify::VerifyReport& report) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const verify::Violation& v : report.violations) {
-    out.push_back({{"kind", verify::to_string(v.kind)},
-                   {"rank", v.rank},
-                   {"threadblock", v.threadblock},
-                   {"step", v.step},
-                   {"message", v.message}});
-  }
-  return out;
-}
-
-struct Outcome {
-  verify::VerifyReport algorithm_report;
-  verify::VerifyReport program_report;
-  Program program;
-  bool compiled = false;
-};
-
-void print_json(const CompileCommandOptions& o, const Algorithm& a, const Outcome& out) {
+void print_json(const CompileCommandOptions& o, const plan::Evaluated& e) {
+  const Algorithm& a = e.algorithm;
   nlohmann::ordered_json doc = {{"format", "ccsynth-compilation"},
                                 {"version", 1},
                                 {"file", o.file},
-                                {"output", out.compiled && out.program_report.ok() ? o.output : ""},
+                                {"output", e.ok() ? o.output : ""},
                                 {"algorithm", a.name},
                                 {"collective", a.collective.name},
                                 {"ranks", a.collective.num_ranks},
                                 {"ops", a.ops.size()},
-                                {"algorithm_ok", out.algorithm_report.ok()},
-                                {"algorithm_violations", violations_json(out.algorithm_report)}};
-  if (out.compiled) {
-    int tbs = 0, max_tbs = 0, max_steps = 0;
-    for (const GpuProgram& g : out.program.gpus) {
-      tbs += static_cast<int>(g.threadblocks.size());
-      max_tbs = std::max(max_tbs, static_cast<int>(g.threadblocks.size()));
-      for (const Threadblock& tb : g.threadblocks) {
-        max_steps = std::max(max_steps, static_cast<int>(tb.steps.size()));
-      }
-    }
-    doc["program"] = {{"name", out.program.name},
-                      {"channels", out.program.num_channels},
-                      {"threadblocks", tbs},
-                      {"max_threadblocks_per_rank", max_tbs},
-                      {"max_steps_per_threadblock", max_steps},
-                      {"steps", out.program.total_steps()},
-                      {"chunks_per_loop", out.program.chunks_per_loop}};
-    doc["program_ok"] = out.program_report.ok();
-    doc["program_violations"] = violations_json(out.program_report);
+                                {"algorithm_ok", e.algorithm_report.ok()},
+                                {"algorithm_violations", plan::violations_json(e.algorithm_report)}};
+  if (e.compiled) {
+    doc["program"] = plan::program_json(e.program);
+    doc["program_ok"] = e.program_report.ok();
+    doc["program_violations"] = plan::violations_json(e.program_report);
   }
   std::cout << doc.dump(2) << "\n";
 }
 
-void print_text(const CompileCommandOptions& o, const Algorithm& a, const Outcome& out) {
+void print_text(const CompileCommandOptions& o, const plan::Evaluated& e) {
+  const Algorithm& a = e.algorithm;
   std::cout << fmt::format("{}: algorithm '{}', {} on {} ranks, {} ops in {} steps\n", o.file,
                            a.name, a.collective.name, a.collective.num_ranks, a.ops.size(),
                            a.num_steps());
-  if (!out.algorithm_report.ok()) {
-    std::cout << "FAILED: the algorithm is wrong\n" << out.algorithm_report.summary();
+  if (!e.algorithm_report.ok()) {
+    std::cout << "FAILED: the algorithm is wrong\n" << e.algorithm_report.summary();
     return;
   }
-  const Program& p = out.program;
-  int tbs = 0;
-  for (const GpuProgram& g : p.gpus) tbs += static_cast<int>(g.threadblocks.size());
+  const Program& p = e.program;
   std::cout << fmt::format("compiled: {} channels, {} threadblocks, {} steps, proto {}, {}\n",
-                           p.num_channels, tbs, p.total_steps(), to_string(p.protocol),
-                           p.inplace ? "in-place" : "out-of-place");
-  if (!out.program_report.ok()) {
+                           p.num_channels, p.total_threadblocks(), p.total_steps(),
+                           to_string(p.protocol), p.inplace ? "in-place" : "out-of-place");
+  if (!e.program_report.ok()) {
     std::cout << "FAILED: the compiled program does not verify (a compiler bug)\n"
-              << out.program_report.summary();
+              << e.program_report.summary();
     return;
   }
   std::cout << "verified OK, wrote " << o.output << "\n";
@@ -143,29 +108,19 @@ int run_compile(const CompileCommandOptions& o) {
   const formats::XmlDialect dialect = formats::parse_xml_dialect(o.dialect);
   const compiler::CompileOptions options = to_compile_options(o, dialect);
   const Algorithm algorithm = formats::read_algorithm_file(o.file);
-  Outcome out;
-  if (o.topology.empty()) {
-    out.algorithm_report = verify::verify_algorithm(algorithm);
-  } else {
-    const Topology topology = topologies::resolve_topology(o.topology);
-    out.algorithm_report = verify::verify_algorithm(algorithm, &topology);
-  }
-  if (out.algorithm_report.ok()) {
-    out.program = compiler::compile(algorithm, options);
-    out.compiled = true;
-    const Collective collective =
-        compiler::replicate_collective(algorithm.collective, options.instances);
-    out.program_report = verify::verify_program(out.program, {&collective, o.fifo_slots});
-    if (out.program_report.ok()) {
-      write_text_file(o.output, formats::write_msccl_xml(out.program, dialect));
-    }
-  }
+  std::optional<Topology> topology;
+  if (!o.topology.empty()) topology = topologies::resolve_topology(o.topology);
+  plan::EvaluateOptions eo;
+  eo.topology = topology ? &*topology : nullptr;
+  eo.fifo_slots = o.fifo_slots;
+  const plan::Evaluated e = plan::evaluate(algorithm, options, eo);
+  if (e.ok()) write_text_file(o.output, formats::write_msccl_xml(e.program, dialect));
   if (o.json) {
-    print_json(o, algorithm, out);
+    print_json(o, e);
   } else {
-    print_text(o, algorithm, out);
+    print_text(o, e);
   }
-  return out.algorithm_report.ok() && out.program_report.ok() ? kExitOk : kExitCheckFailed;
+  return e.ok() ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace
@@ -193,10 +148,14 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--name", o->name, "Program name (default: the algorithm's)");
   cmd->add_option("--topology,-t", o->topology,
                   "Also check every op uses a link of this topology (built-in name or JSON)");
-  cmd->add_option("--max-steps", o->max_steps,
-                  "Steps per threadblock (default: 64 executor, 256 classic)");
-  cmd->add_option("--max-threadblocks", o->max_threadblocks,
-                  "Threadblocks per rank (default: 1024 executor, 216 classic)");
+  cmd->add_option("--max-steps-per-threadblock", o->max_steps,
+                  "Steps one threadblock may have (default: the dialect's, 64 executor, 256 "
+                  "classic)")
+      ->check(kNonNegative);
+  cmd->add_option("--max-threadblocks-per-rank", o->max_threadblocks,
+                  "Threadblocks one rank may have (default: the dialect's, 1024 executor, 216 "
+                  "classic)")
+      ->check(kNonNegative);
   cmd->add_option("--fifo-slots", o->fifo_slots, "FIFO slots per connection")->default_str("8");
   cmd->add_flag("--no-fuse", o->no_fuse, "Do not fuse receives and sends (rcs, rrcs, rrs)");
   cmd->add_flag("--schedule-order", o->schedule_order,

@@ -17,14 +17,14 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/reference.h"
+#include "ccsynth/plan/report.h"
 #include "ccsynth/runtime/harness.h"
+#include "ccsynth/synth/registry.h"
 #include "ccsynth/synth/sccl.h"
-#include "ccsynth/synth/sketch.h"
-#include "ccsynth/synth/taccl.h"
-#include "ccsynth/synth/tacos.h"
 #include "ccsynth/topologies/library.h"
 #include "cli/command.h"
-#include "cli/pipeline.h"
 
 namespace ccsynth::cli {
 
@@ -48,7 +48,7 @@ struct Candidate {
   std::string name;
   double synth_seconds = 0;
   std::string skipped;  // why no algorithm, or empty
-  std::unique_ptr<Evaluated> evaluated;
+  std::unique_ptr<plan::Evaluated> evaluated;
   std::optional<runtime::HarnessResult> executed;  // the program run on the CPU runtime
 };
 
@@ -88,8 +88,13 @@ Candidate make_candidate(const std::string& name,
   }
   compiler::CompileOptions options;
   options.name = name;
-  c.evaluated = std::make_unique<Evaluated>(
-      evaluate_variants(*algorithm, topology, options, instances, sizes));
+  plan::VariantSpace space;
+  space.instances = instances;
+  plan::EvaluateOptions evaluate;
+  evaluate.topology = &topology;
+  evaluate.sizes = sizes;
+  c.evaluated = std::make_unique<plan::Evaluated>(
+      plan::evaluate_variants(*algorithm, options, space, evaluate));
   if (c.evaluated->ok()) c.executed = execute(c.evaluated->program);
   return c;
 }
@@ -134,7 +139,7 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
   out.push_back(make_candidate(
       "ring",
       [&]() -> std::optional<Algorithm> {
-        std::optional<Algorithm> ring = reference_ring(collective, topology);
+        std::optional<Algorithm> ring = plan::reference_ring(collective, topology);
         if (!ring) throw UserError("", "collective", "the ring baseline does not build it");
         return ring;
       },
@@ -142,10 +147,10 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
   out.push_back(make_candidate(
       "tacos",
       [&]() -> std::optional<Algorithm> {
-        synth::TacosOptions options;
+        synth::SynthOptions options;
         options.bytes = parse_bytes(o.synth_size, "--synth-size");
-        options.trials = synth::default_trials(topology.num_ranks);
-        return synth::synthesize_tacos(topology, collective, options).algorithm;
+        return synth::synthesize(synth::find_synthesizer("tacos"), topology, collective, options)
+            .algorithm;
       },
       topology, instances, sizes));
   ScclFrontier sccl(collective, topology, o);
@@ -157,11 +162,12 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
     out.push_back(make_candidate(
         "taccl",
         [&]() -> std::optional<Algorithm> {
-          synth::TacclOptions options;
+          synth::SynthOptions options;
           options.time_limit_s = o.time_limit_s;
           options.bytes = parse_bytes(o.synth_size, "--synth-size");
-          const synth::Sketch sketch = synth::read_sketch_file(o.sketch);
-          return synth::synthesize_taccl(topology, sketch, collective.kind, options).algorithm;
+          options.params = {{"sketch", o.sketch}};
+          return synth::synthesize(synth::find_synthesizer("taccl"), topology, collective, options)
+              .algorithm;
         },
         topology, instances, sizes));
   }
@@ -170,13 +176,12 @@ std::vector<Candidate> make_candidates(const Topology& topology, const Collectiv
 
 std::string candidate_line(const Candidate& c) {
   if (!c.evaluated) return fmt::format("  {:<9} skipped: {}\n", c.name, c.skipped);
-  const Evaluated& e = *c.evaluated;
+  const plan::Evaluated& e = *c.evaluated;
   if (!e.ok()) {
     return fmt::format("  {:<9} VERIFICATION FAILED\n{}{}", c.name, e.algorithm_report.summary(),
                        e.program_report.summary());
   }
-  int threadblocks = 0;
-  for (const auto& gpu : e.program.gpus) threadblocks += static_cast<int>(gpu.threadblocks.size());
+  const int threadblocks = e.program.total_threadblocks();
   const std::string run =
       c.executed->ok ? fmt::format("ran correctly on the CPU runtime ({} values checked)",
                                    c.executed->checked_elements)
@@ -188,7 +193,7 @@ std::string candidate_line(const Candidate& c) {
 }
 
 nlohmann::json candidate_json(const Candidate& c) {
-  nlohmann::json doc = c.evaluated ? to_json(*c.evaluated) : nlohmann::json{{"ok", false}};
+  nlohmann::json doc = c.evaluated ? plan::to_json(*c.evaluated) : nlohmann::json{{"ok", false}};
   doc["name"] = c.name;
   doc["synth_seconds"] = c.synth_seconds;
   if (c.executed) {
@@ -215,12 +220,12 @@ int run_demo(const DemoOptions& o) {
   const Topology topology = topologies::resolve_topology(o.topology);
   const Collective collective =
       formats::resolve_collective(o.collective, topology.num_ranks, 1, 0);
-  const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--sizes");
+  const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--size");
   const std::vector<Candidate> candidates = make_candidates(topology, collective, o, sizes);
   if (!o.output_dir.empty()) write_programs(candidates, o.output_dir);
 
   std::vector<std::string> names;
-  std::vector<const Evaluated*> verified;
+  std::vector<const plan::Evaluated*> verified;
   bool all_ok = true;
   for (const Candidate& c : candidates) {
     if (!c.evaluated) continue;
@@ -233,7 +238,7 @@ int run_demo(const DemoOptions& o) {
     nlohmann::json doc = {{"format", "ccsynth-demo"},  {"version", 1},
                           {"topology", topology.name}, {"collective", collective.name},
                           {"ok", all_ok},              {"candidates", nlohmann::json::array()},
-                          {"best", best_json(names, verified)}};
+                          {"best", plan::best_json(names, verified)}};
     for (const Candidate& c : candidates) doc["candidates"].push_back(candidate_json(c));
     std::cout << doc.dump(2) << "\n";
     return all_ok ? kExitOk : kExitCheckFailed;
@@ -246,7 +251,7 @@ int run_demo(const DemoOptions& o) {
   for (const Candidate& c : candidates) std::cout << candidate_line(c);
   std::cout << "\nsimulated time per size (bytes per rank), best against the ring baseline and "
                "the lower bound:\n"
-            << results_table(names, verified);
+            << plan::results_table(names, verified);
   return all_ok ? kExitOk : kExitCheckFailed;
 }
 
@@ -264,7 +269,7 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--collective,-c", o->collective,
                   "allgather, reducescatter, allreduce, broadcast, reduce, alltoall, ...")
       ->capture_default_str();
-  cmd->add_option("--sizes", o->sizes,
+  cmd->add_option("--size,-s", o->sizes,
                   "bytes per rank to simulate: a list (1K,1M) or a range MIN:MAX[:FACTOR]")
       ->capture_default_str();
   cmd->add_option("--synth-size", o->synth_size, "message size TACOS optimizes for")

@@ -81,13 +81,13 @@ Outcome run_file(const RunOptions& o, const Program& program) {
   h.seed = o.seed;
   const std::optional<Collective> collective = collective_for(program, o);
   if (collective) h.collective = &*collective;
-  const int64_t bytes = parse_bytes(o.bytes, "--bytes");
+  const int64_t bytes = parse_bytes(o.bytes, "--size");
   Outcome out;
   out.collective = collective.value_or(Collective{});
   try {
     out.result = runtime::run_program(program, bytes, h);
   } catch (const UserError& e) {
-    if (e.field() == "bytes") throw UserError(o.file, "--bytes", e.reason());
+    if (e.field() == "bytes") throw UserError(o.file, "--size", e.reason());
     throw;
   }
   const CollectiveKind kind = collective ? collective->kind : CollectiveKind::kCustom;
@@ -193,7 +193,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       "run", "Run an MSCCL-IR XML program on the CPU runtime (all ranks in this process) and "
              "report time, algbw and busbw; --check compares with the collective's reference");
   cmd->add_option("file", o->file, "MSCCL-IR XML program (classic or executor dialect)");
-  cmd->add_option("-b,--bytes", o->bytes,
+  cmd->add_option("-s,--size", o->bytes,
                   "Per-rank input bytes (1K, 64M, ...); must be a multiple of the program's "
                   "input chunks times the element size")
       ->capture_default_str();

@@ -1,4 +1,4 @@
-// `ccsynth simulate FILE.xml --topology T --sizes LIST`: event-driven simulation of an MSCCL-IR
+// `ccsynth simulate FILE.xml --topology T --size LIST`: event-driven simulation of an MSCCL-IR
 // program (docs/simulator.md), each size reported with its lower bound (docs/bounds.md).
 
 #include <fmt/format.h>
@@ -136,8 +136,8 @@ void run_simulate(const SimulateOptions& o) {
   const Program program = formats::read_msccl_xml_file(o.file);
   const Topology topology = topologies::resolve_topology(o.topology);
   const Collective collective = collective_for(program, o.collective);
-  const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--sizes");
-  if (sizes.empty()) throw UserError("", "--sizes", "no sizes given");
+  const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--size");
+  if (sizes.empty()) throw UserError("", "--size", "no sizes given");
 
   sim::SimOptions options;
   options.pipelining = !o.no_pipelining;
@@ -181,7 +181,7 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
       ->required();
   cmd->add_option("-t,--topology", o->topology, "Built-in topology name or topology JSON file")
       ->required();
-  cmd->add_option("-s,--sizes", o->sizes,
+  cmd->add_option("-s,--size", o->sizes,
                   "Per-rank input sizes: a list 1K,1M,64M or a range 1K:1G (powers of 4 from "
                   "first to last) or 1K:1G:2 (powers of 2)")
       ->capture_default_str();

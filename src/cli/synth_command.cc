@@ -1,10 +1,8 @@
-// `ccsynth synth --method taccl|sccl|tacos ...`: runs a synthesizer, then the shared pipeline
-// (verify, compile, verify, simulate against the ring baseline and the lower bound), and
-// writes the MSCCL XML.
+// `ccsynth synth --method M ...`: runs any registered method (synth/registry.h: taccl, sccl,
+// tacos and the baselines) through the planner (plan/planner.h), which verifies the algorithm,
+// compiles it, verifies the program and simulates it against the ring reference and the lower
+// bound; writes the MSCCL XML.
 
-#include "cli/synth_command.h"
-
-#include <chrono>
 #include <iostream>
 #include <memory>
 
@@ -13,165 +11,193 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/algorithm_json.h"
+#include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/json_io.h"
-#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/planner.h"
+#include "ccsynth/plan/report.h"
 #include "ccsynth/topologies/library.h"
-#include "cli/pipeline.h"
+#include "cli/command.h"
+#include "cli/method_flags.h"
 
 namespace ccsynth::cli {
 
 namespace {
 
-const SynthMethod& find_method(const std::vector<SynthMethod>& methods, const std::string& name) {
-  std::string known;
-  for (const SynthMethod& m : methods) {
-    if (m.name == name) return m;
-    known += (known.empty() ? "" : ", ") + m.name;
+/// Flags shared by all methods.
+struct SynthFlags {
+  std::string method;
+  std::string topology;
+  std::string collective = "allgather";
+  std::string size = "1M";
+  int chunks = 0;
+  int root = 0;
+  double time_limit_s = 60;
+  int instances = 1;
+  std::string proto = "Simple";
+  std::string dialect = "executor";
+  std::string output;
+  std::string algorithm_output;
+  bool json = false;
+};
+
+// The planner request of the command line; `command` tells given flags from defaults.
+plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
+  const synth::Synthesizer& method = synth::find_synthesizer(f.method, "--method");
+  if (given(command, "--time-limit") && !method.uses_time_limit) {
+    throw UserError("", "--time-limit", method.name + " runs no solver and takes no time limit");
   }
-  throw UserError("", "--method", "unknown method '" + name + "' (expected " + known + ")");
+  plan::PlanRequest request;
+  request.method = method.name;
+  request.topology = topologies::resolve_topology(f.topology);
+  const int64_t bytes = parse_bytes(f.size, "--size");
+  request.sizes = {bytes};
+  // TACCL keeps its sketch's input size unless --size is given.
+  if (given(command, "--size") || method.name != "taccl") request.synth.bytes = bytes;
+  request.synth.time_limit_s = f.time_limit_s;
+  request.synth.params = given_params(command, method, all_methods());
+  request.synth.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  request.chunks = f.chunks;
+  request.root = f.root;
+  if (!is_collective_kind(f.collective)) {
+    request.collective = formats::resolve_collective(f.collective, request.topology.num_ranks,
+                                                     std::max(f.chunks, 1), f.root);
+  } else {
+    request.kind = parse_collective_kind(f.collective, "--collective");
+  }
+  request.compile.protocol = parse_protocol_flag(f.proto);
+  request.dialect = formats::parse_xml_dialect(f.dialect);
+  request.variants.instances = {f.instances};
+  return request;
 }
 
-compiler::CompileOptions compile_options(const SynthCommonOptions& o, const std::string& name) {
-  compiler::CompileOptions options;
-  options.name = name;
-  options.instances = o.instances;
-  const auto protocol = parse_protocol(o.protocol);
-  if (!protocol) throw UserError("", "--proto", "expected Simple, LL or LL128, got " + o.protocol);
-  options.protocol = *protocol;
-  apply_dialect_limits(options, formats::parse_xml_dialect(o.xml_dialect));
-  return options;
-}
-
-// The reference ring (reference_ring()), or nullptr when ring does not apply.
-std::unique_ptr<Evaluated> ring_reference(const Algorithm& algorithm, const Topology& topology,
-                                          const compiler::CompileOptions& options,
-                                          const std::vector<int64_t>& sizes) {
-  const std::optional<Algorithm> ring = reference_ring(algorithm.collective, topology);
-  if (!ring) return nullptr;
-  auto ring_options = options;
-  ring_options.name = "ring";
-  ring_options.instances = 1;
-  return std::make_unique<Evaluated>(evaluate(*ring, topology, ring_options, sizes));
-}
-
-int print_failure(const SynthOutcome& outcome, const SynthCommonOptions& o) {
-  const std::string status = to_string(outcome.status);
-  if (o.json) {
-    nlohmann::json doc = {{"format", "ccsynth-synthesis"}, {"version", 1}, {"method", o.method},
-                          {"status", status}, {"ok", false}, {"details", outcome.details}};
+int print_failure(const plan::PlanResult& result, const SynthFlags& f) {
+  const std::string status = to_string(result.synthesis.status);
+  if (f.json) {
+    const nlohmann::json doc = {{"format", "ccsynth-synthesis"}, {"version", 1},
+                                {"method", f.method},            {"status", status},
+                                {"ok", false},                   {"details", result.synthesis.stats}};
     std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << (outcome.status == SynthStatus::kInfeasible ? "unsatisfiable" : status)
+    std::cout << (result.synthesis.status == SynthStatus::kInfeasible ? "unsatisfiable" : status)
               << ": no algorithm found\n";
-    if (!outcome.details.empty()) std::cout << outcome.details.dump(2) << "\n";
+    if (!result.synthesis.stats.empty()) std::cout << result.synthesis.stats.dump(2) << "\n";
   }
   return kExitCheckFailed;
 }
 
-int run_synth(const SynthCommonOptions& o, const std::vector<SynthMethod>& methods) {
-  const SynthMethod& method = find_method(methods, o.method);
-  const Topology topology = topologies::resolve_topology(o.topology);
-  const int64_t bytes = parse_bytes(o.size, "--size");
-  const auto started = std::chrono::steady_clock::now();
-  std::cerr << "synth: " << method.name << " " << o.collective << " on " << topology.name << "\n";
-  const SynthOutcome outcome = method.run(o, topology, std::cerr);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!outcome.algorithm) return print_failure(outcome, o);
+void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology) {
+  nlohmann::json doc = {{"format", "ccsynth-synthesis"},
+                        {"version", 1},
+                        {"method", f.method},
+                        {"topology", topology.name},
+                        {"collective", r.program->algorithm.collective.name},
+                        {"status", to_string(r.synthesis.status)},
+                        {"synthesis_seconds", r.synthesis_seconds},
+                        {"details", r.synthesis.stats},
+                        {"ok", r.ok()},
+                        {"program", plan::to_json(*r.program)}};
+  if (r.ring) doc["ring_baseline"] = plan::to_json(*r.ring);
+  if (!f.output.empty() && r.ok()) doc["output"] = f.output;
+  std::cout << doc.dump(2) << "\n";
+}
 
-  if (!o.algorithm_output.empty()) {
-    write_text_file(o.algorithm_output,
-                    formats::dump_json(formats::algorithm_to_json(*outcome.algorithm)));
+void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology) {
+  const Algorithm& a = r.program->algorithm;
+  std::cout << fmt::format("{} {} on {}: {} in {:.2f} s, {} steps, {} ops\n", f.method,
+                           a.collective.name, topology.name, to_string(r.synthesis.status),
+                           r.synthesis_seconds, a.num_steps(), a.ops.size());
+  if (!r.synthesis.stats.empty()) std::cout << r.synthesis.stats.dump(2) << "\n";
+  if (!r.ok()) {
+    std::cout << "verification FAILED:\n"
+              << r.program->algorithm_report.summary() << r.program->program_report.summary();
+    return;
   }
-  const auto options = compile_options(o, o.method + "_" + outcome.algorithm->collective.name);
-  const std::vector<int64_t> sizes = {bytes};
-  // The user's instance count, with and without fusion, timed algorithms also in start-time
-  // order: the fastest at --size is written.
-  const Evaluated result =
-      evaluate_variants(*outcome.algorithm, topology, options, {o.instances}, sizes);
-  const auto ring = result.ok() ? ring_reference(result.algorithm, topology, options, sizes)
-                                : nullptr;
-  if (result.ok() && !o.output.empty()) {
-    write_text_file(o.output, formats::write_msccl_xml(result.program,
-                                                       formats::parse_xml_dialect(o.xml_dialect)));
+  std::cout << "verified: algorithm and program correct ("
+            << plan::variant_description(r.program->options) << ")\n";
+  std::vector<std::string> names = {f.method};
+  std::vector<const plan::Evaluated*> rows = {&*r.program};
+  if (r.ring && r.ring->ok() && f.method != "ring") {
+    names.push_back("ring");
+    rows.push_back(&*r.ring);
   }
-  if (o.json) {
-    nlohmann::json doc = {{"format", "ccsynth-synthesis"}, {"version", 1},
-                          {"method", o.method},            {"topology", topology.name},
-                          {"collective", result.algorithm.collective.name},
-                          {"status", to_string(outcome.status)},
-                          {"synthesis_seconds", seconds},  {"details", outcome.details},
-                          {"ok", result.ok()},             {"program", to_json(result)}};
-    if (ring) doc["ring_baseline"] = to_json(*ring);
-    if (!o.output.empty() && result.ok()) doc["output"] = o.output;
-    std::cout << doc.dump(2) << "\n";
+  std::cout << plan::results_table(names, rows);
+  if (!f.output.empty()) std::cout << "wrote " << f.output << "\n";
+}
+
+int run_synth(const SynthFlags& f, const CLI::App& command) {
+  const plan::PlanRequest request = make_request(f, command);
+  std::cerr << "synth: " << request.method << " " << f.collective << " on "
+            << request.topology.name << "\n";
+  const plan::PlanResult result = plan::plan(request);
+  if (!result.synthesis.algorithm) return print_failure(result, f);
+  if (!f.algorithm_output.empty()) {
+    write_text_file(f.algorithm_output,
+                    formats::dump_json(formats::algorithm_to_json(*result.synthesis.algorithm)));
+  }
+  if (result.ok() && !f.output.empty()) write_text_file(f.output, result.xml());
+  if (f.json) {
+    print_json(result, f, request.topology);
   } else {
-    std::cout << fmt::format("{} {} on {}: {} in {:.2f} s, {} steps, {} ops\n", o.method,
-                             result.algorithm.collective.name, topology.name,
-                             to_string(outcome.status), seconds, result.algorithm.num_steps(),
-                             result.algorithm.ops.size());
-    if (!outcome.details.empty()) std::cout << outcome.details.dump(2) << "\n";
-    if (!result.ok()) {
-      std::cout << "verification FAILED:\n"
-                << result.algorithm_report.summary() << result.program_report.summary();
-    } else {
-      const SizedResult& chosen = result.results.front();
-      std::cout << fmt::format("verified: algorithm and program correct (compiled with {} "
-                               "instance{}, fusion {}{})\n",
-                               chosen.instances, chosen.instances == 1 ? "" : "s",
-                               chosen.fused ? "on" : "off",
-                               chosen.schedule_order ? ", in start-time order" : "");
-      std::vector<std::string> names = {o.method};
-      std::vector<const Evaluated*> rows = {&result};
-      if (ring && ring->ok()) {
-        names.push_back("ring");
-        rows.push_back(ring.get());
-      }
-      std::cout << results_table(names, rows);
-      if (!o.output.empty()) std::cout << "wrote " << o.output << "\n";
-    }
+    print_text(result, f, request.topology);
   }
   return result.ok() ? kExitOk : kExitCheckFailed;
+}
+
+std::string method_help() {
+  std::string help = "synthesis method (its own flags below are prefixed with its name):";
+  for (const synth::Synthesizer& m : synth::synthesizers()) {
+    help += "\n  " + m.name + ": " + m.description;
+  }
+  return help;
 }
 
 }  // namespace
 
 void add_synth_command(CLI::App& app, CommandResult& result) {
-  auto methods = std::make_shared<std::vector<SynthMethod>>(
-      std::vector<SynthMethod>{taccl_method(), sccl_method(), tacos_method()});
-  std::string method_help = "synthesis method:";
-  for (const auto& m : *methods) method_help += "\n  " + m.name + ": " + m.description;
   CLI::App* cmd = app.add_subcommand(
       "synth",
       "Synthesize an algorithm for a collective on a topology, verify and compile it, simulate it "
       "against the ring baseline and the lower bound, and write MSCCL XML.");
-  auto o = std::make_shared<SynthCommonOptions>();
-  cmd->add_option("--method", o->method, method_help)->required();
-  cmd->add_option("--topology,-t", o->topology, "built-in topology name or topology JSON file")
+  auto f = std::make_shared<SynthFlags>();
+  cmd->add_option("--method", f->method, method_help())->required();
+  cmd->add_option("--topology,-t", f->topology, "built-in topology name or topology JSON file")
       ->required();
-  cmd->add_option("--collective,-c", o->collective, "collective (allgather, alltoall, ...)")
+  cmd->add_option("--collective,-c", f->collective,
+                  "allgather, alltoall, ... or a collective JSON file")
       ->capture_default_str();
-  cmd->add_option("--size,-s", o->size, "per-rank input size for the cost model (e.g. 1K, 64M)")
+  cmd->add_option("--size,-s", f->size,
+                  "per-rank input size the method optimizes for and the program is simulated at "
+                  "(e.g. 1K, 64M; taccl: default the sketch's input_size)")
       ->capture_default_str();
-  cmd->add_option("--chunks", o->chunks, "chunks per rank (SCCL's C)")->capture_default_str()
+  cmd->add_option("--chunks", f->chunks,
+                  "chunks per rank (SCCL's C; 0 = the method's default: ring one per ring, taccl "
+                  "the sketch's input_chunkup, else 1)")
+      ->capture_default_str()
+      ->check(kNonNegative);
+  cmd->add_option("--root", f->root, "root rank of rooted collectives")->capture_default_str();
+  cmd->add_option("--time-limit", f->time_limit_s,
+                  "taccl, sccl: solver time limit per stage, seconds (the best found is kept)")
+      ->capture_default_str()
       ->check(kPositive);
-  cmd->add_option("--root", o->root, "root rank of rooted collectives")->capture_default_str();
-  cmd->add_option("--time-limit", o->time_limit_s, "solver time limit per stage, seconds")
-      ->capture_default_str()->check(kPositive);
-  cmd->add_option("--instances", o->instances, "compiler instances (parallel copies)")
-      ->capture_default_str()->check(kPositive);
-  cmd->add_option("--proto", o->protocol, "protocol: Simple, LL or LL128")->capture_default_str();
-  cmd->add_option("--xml-dialect", o->xml_dialect, "classic or executor")->capture_default_str();
-  cmd->add_option("--output,-o", o->output,
+  cmd->add_option("--instances", f->instances, "compiler instances (parallel copies)")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--proto", f->proto, "protocol: Simple, LL or LL128")->capture_default_str();
+  cmd->add_option("--xml-dialect", f->dialect, "classic or executor")->capture_default_str();
+  cmd->add_option("--output,-o", f->output,
                   "write the MSCCL XML program here: the fastest at --size of the compilations "
                   "with and without fusion (timed algorithms also in start-time order; the "
                   "verified line says which)");
-  cmd->add_option("--save-algorithm", o->algorithm_output,
+  cmd->add_option("--save-algorithm", f->algorithm_output,
                   "also write the synthesized algorithm as ccsynth-algorithm JSON (input of "
                   "`ccsynth compile`), even when verification fails");
-  cmd->add_flag("--json", o->json, "print one JSON document on stdout");
-  for (const SynthMethod& m : *methods) m.add_options(*cmd);
-  cmd->callback([o, methods, &result] { result.exit_code = run_synth(*o, *methods); });
+  cmd->add_flag("--json", f->json, "print one JSON document (ccsynth-synthesis) on stdout");
+  add_method_flags(*cmd, all_methods());
+  cmd->footer(
+      "A flag of another method than --method is an error. Exit codes: 0 written, 1 no "
+      "algorithm found or verification failed, 2 bad input.\nSee docs/taccl.md, docs/sccl.md, "
+      "docs/tacos.md, docs/baselines.md; JSON output in docs/formats.md.");
+  cmd->callback([f, cmd, &result] { result.exit_code = run_synth(*f, *cmd); });
 }
 
 }  // namespace ccsynth::cli

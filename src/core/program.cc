@@ -1,5 +1,9 @@
 #include "ccsynth/core/program.h"
 
+#include <algorithm>
+
+#include "ccsynth/core/error.h"
+
 namespace ccsynth {
 
 namespace {
@@ -96,6 +100,12 @@ int GpuProgram::buffer_chunks(Buffer buffer) const {
   return 0;
 }
 
+int Program::total_threadblocks() const {
+  int total = 0;
+  for (const GpuProgram& gpu : gpus) total += static_cast<int>(gpu.threadblocks.size());
+  return total;
+}
+
 int64_t Program::total_steps() const {
   int64_t total = 0;
   for (const GpuProgram& gpu : gpus) {
@@ -143,6 +153,77 @@ std::ostream& operator<<(std::ostream& os, const Program& p) {
     }
   }
   return os;
+}
+
+namespace {
+
+Collective manual_allreduce(int num_ranks, int chunks) {
+  Collective c;
+  c.kind = CollectiveKind::kAllReduce;
+  c.name = to_string(c.kind);
+  c.num_ranks = num_ranks;
+  c.chunks_per_rank = chunks;
+  c.combining = true;
+  c.input_chunks = c.output_chunks = chunks;
+  for (int j = 0; j < chunks; ++j) {
+    ChunkSpec spec;
+    for (int r = 0; r < num_ranks; ++r) {
+      spec.pre.push_back({r, j});
+      spec.post.push_back({r, j});
+    }
+    c.chunks.push_back(spec);
+  }
+  return c;
+}
+
+}  // namespace
+
+Collective collective_of(const Program& p) {
+  const int R = p.num_ranks;
+  int in = 0, out = 0;
+  for (const GpuProgram& g : p.gpus) {
+    in = std::max(in, g.input_chunks);
+    out = std::max(out, g.output_chunks);
+  }
+  auto fail = [&](const std::string& reason) -> Collective { throw UserError("", "coll", reason); };
+  if (R < 1) return fail("the program has no ranks");
+  // `per_rank` chunks on one side, `all` = R * per_rank on the other (allgather, gather: in ->
+  // out; reducescatter, scatter: out -> in); in-place programs may leave the small side empty.
+  auto split = [&](int per_rank, int all) -> int {
+    if (per_rank > 0) return per_rank;
+    if (all > 0 && all % R == 0) return all / R;
+    return fail("buffer sizes (i_chunks " + std::to_string(in) + ", o_chunks " +
+                std::to_string(out) + ") fit no " + to_string(p.collective) + " on " +
+                std::to_string(R) + " ranks")
+        .chunks_per_rank;
+  };
+  const int root = std::clamp(p.root, 0, R - 1);
+  switch (p.collective) {
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kGather:
+      return make_collective(p.collective, R, split(in, out), root);
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kScatter:
+      return make_collective(p.collective, R, split(out, in), root);
+    case CollectiveKind::kAllReduce: {
+      const int n = std::max(in, out);
+      if (n < 1) return fail("allreduce with empty buffers");
+      return n % R == 0 ? make_collective(p.collective, R, n / R) : manual_allreduce(R, n);
+    }
+    case CollectiveKind::kAllToAll:
+      return make_collective(p.collective, R, split(0, std::max(in, out)));
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kReduce: {
+      const int n = std::max(in, out);
+      if (n < 1) return fail(to_string(p.collective) + " with empty buffers");
+      return make_collective(p.collective, R, n, root);
+    }
+    case CollectiveKind::kCustom:
+      break;
+  }
+  return fail(
+      "a custom program does not say which collective it implements; pass it "
+      "explicitly (--collective NAME|FILE)");
 }
 
 }  // namespace ccsynth

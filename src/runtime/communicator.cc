@@ -5,12 +5,7 @@
 #include <optional>
 #include <tuple>
 
-#include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
-#include "ccsynth/formats/msccl_xml.h"
-#include "ccsynth/synth/baselines.h"
-#include "ccsynth/topologies/library.h"
-#include "ccsynth/verify/verify_program.h"
 #include "kernels.h"
 
 namespace ccsynth::runtime {
@@ -50,28 +45,17 @@ struct Communicator::Impl {
   std::map<std::tuple<CollectiveKind, int, bool>, Builtin> builtins;
   ExecOptions exec;
 
+  BuiltinPrograms make_builtin;
+
+  // The built-in program for (kind, root, in-place), made once by `make_builtin`.
   Builtin& builtin(int num_ranks, CollectiveKind kind, int root, bool inplace) {
     auto [it, inserted] = builtins.try_emplace(std::make_tuple(kind, root, inplace));
-    if (!inserted || num_ranks < 2) return it->second;
-    const Topology ring = topologies::make_builtin("ring:" + std::to_string(num_ranks));
-    const Collective c = make_collective(kind, num_ranks, 1, root);
-    for (synth::BaselineKind b : {synth::BaselineKind::kRing, synth::BaselineKind::kChain}) {
-      if (!synth::baseline_applies(b, c, ring)) continue;
-      compiler::CompileOptions o;
-      o.name = "builtin " + synth::to_string(b);
-      o.inplace = inplace;
-      o.max_steps_per_threadblock = 1 << 20;
-      o.max_threadblocks_per_rank = 1 << 20;
-      try {
-        Program p = compiler::compile(synth::make_baseline(b, c, ring), o);
-        it->second.exec = std::make_unique<CpuExecutor>(std::move(p));
-        it->second.name = o.name;
-        it->second.input_chunks = c.input_chunks;
-        break;
-      } catch (const UserError&) {
-        continue;  // try the next family; the direct fallback covers the rest
-      }
-    }
+    if (!inserted || num_ranks < 2 || !make_builtin) return it->second;
+    std::optional<Program> program = make_builtin(kind, num_ranks, root, inplace);
+    if (!program) return it->second;
+    it->second.name = program->name;
+    it->second.input_chunks = collective_of(*program).input_chunks;
+    it->second.exec = std::make_unique<CpuExecutor>(std::move(*program));
     return it->second;
   }
 };
@@ -102,7 +86,7 @@ int Communicator::load(Program program, int64_t min_bytes, int64_t max_bytes) {
     throw UserError(program.name, "minBytes/maxBytes", "invalid size range");
   }
   Loaded loaded;
-  loaded.input_chunks = verify::collective_of(program).input_chunks;  // UserError for custom
+  loaded.input_chunks = collective_of(program).input_chunks;  // UserError for custom
   loaded.kind = program.collective;
   loaded.root = program.root;
   loaded.inplace = program.inplace;
@@ -114,8 +98,9 @@ int Communicator::load(Program program, int64_t min_bytes, int64_t max_bytes) {
   return static_cast<int>(impl_->programs.size()) - 1;
 }
 
-int Communicator::load_xml_file(const std::string& path) {
-  return load(formats::read_msccl_xml_file(path));
+void Communicator::set_builtin_programs(BuiltinPrograms make) {
+  impl_->make_builtin = std::move(make);
+  impl_->builtins.clear();
 }
 
 int Communicator::num_programs() const { return static_cast<int>(impl_->programs.size()); }

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
-#include "ccsynth/verify/verify_program.h"
 #include "kernels.h"
 
 namespace ccsynth::runtime {
@@ -146,7 +145,7 @@ std::optional<Collective> resolve_collective(const Program& program,
                                              const HarnessOptions& options) {
   if (options.collective != nullptr) return *options.collective;
   try {
-    return verify::collective_of(program);
+    return collective_of(program);
   } catch (const UserError& e) {
     if (options.check) {
       throw UserError(program.name, "collective",

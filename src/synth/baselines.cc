@@ -681,4 +681,14 @@ std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings
   return Net(topology).rings(max_rings, bidirectional);
 }
 
+NcclRings nccl_rings(const Topology& topology) {
+  const Net net(topology);
+  const size_t one_way = net.rings(kMaxNcclRings, false).size();
+  const size_t both_ways = net.rings(kMaxNcclRings, true).size();
+  NcclRings out;
+  out.bidirectional = both_ways > 0 && both_ways >= one_way;
+  out.count = std::max<int>(1, static_cast<int>(std::max(one_way, both_ways)));
+  return out;
+}
+
 }  // namespace ccsynth::synth

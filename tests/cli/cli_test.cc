@@ -102,9 +102,66 @@ TEST_F(Cli, HelpListsEveryVerb) {
 TEST_F(Cli, NoVerbAndUnknownFlagAreBadInput) {
   EXPECT_EQ(run("").exit_code, 2);
   EXPECT_EQ(run("synth --method tacos -t dgx1 --no-such-flag").exit_code, 2);
-  const CliRun zero = run("synth --method tacos -t dgx1 --chunks 0");
+  const CliRun zero = run("synth --method tacos -t dgx1 --instances 0");
   EXPECT_EQ(zero.exit_code, 2);
-  EXPECT_NE(zero.err.find("--chunks: must be > 0, got '0'"), std::string::npos) << zero.err;
+  EXPECT_NE(zero.err.find("--instances: must be > 0, got '0'"), std::string::npos) << zero.err;
+}
+
+// A flag of another method is an error naming the flag and its owner, never silently ignored.
+TEST_F(Cli, FlagsOfAnotherMethodAreBadInput) {
+  const CliRun steps = run("synth --method tacos -t dgx1 --steps 5");
+  EXPECT_EQ(steps.exit_code, 2);
+  EXPECT_NE(steps.err.find("--steps: is a flag of sccl, not of tacos"), std::string::npos)
+      << steps.err;
+  const CliRun sketch = run("synth --method sccl -t dgx1 --sketch x.json");
+  EXPECT_EQ(sketch.exit_code, 2);
+  EXPECT_NE(sketch.err.find("taccl"), std::string::npos) << sketch.err;
+  const CliRun limit = run("synth --method tacos -t dgx1 --time-limit 5");
+  EXPECT_EQ(limit.exit_code, 2);
+  EXPECT_NE(limit.err.find("--time-limit"), std::string::npos) << limit.err;
+  const CliRun pipeline = run("baseline --algo ring -c allgather -t ring:4 -o x.xml --pipeline 2");
+  EXPECT_EQ(pipeline.exit_code, 2);
+  EXPECT_NE(pipeline.err.find("--pipeline: is a flag of dbt, chain, tree, not of ring"),
+            std::string::npos)
+      << pipeline.err;
+  const CliRun type = run("synth --method tacos -t dgx1 --trials many");
+  EXPECT_EQ(type.exit_code, 2);
+  EXPECT_NE(type.err.find("--trials"), std::string::npos) << type.err;
+}
+
+// One spelling per concept: the old spellings are gone everywhere.
+TEST_F(Cli, OneSpellingPerConcept) {
+  EXPECT_EQ(run("bounds -t dgx1 -c allgather --protocol LL").exit_code, 2);
+  EXPECT_EQ(run("bounds -t dgx1 -c allgather --proto LL --json").exit_code, 0);
+  EXPECT_EQ(run("synth --method tacos -t dgx1 --chunks-per-rank 2").exit_code, 2);
+  const std::string algo = kSource + "/examples/algorithms/ring_allgather_4.json";
+  EXPECT_EQ(run("compile " + algo + " -o " + path("a.xml") + " --max-steps 4").exit_code, 2);
+  const CliRun limit =
+      run("compile " + algo + " -o " + path("a.xml") + " --max-steps-per-threadblock 1");
+  EXPECT_EQ(limit.exit_code, 2) << "one step per threadblock cannot fit a ring";
+  EXPECT_NE(limit.err.find("steps"), std::string::npos) << limit.err;
+}
+
+// `baseline --algo ring` without flags is NCCL's ring: every edge-disjoint ring, the data split
+// over them, both directions where the links allow (one ring with one chunk used to be 2.1x
+// the bound on ring:16 and 4.2x on torus2d:4x4 at 64 MB).
+TEST_F(Cli, RingBaselineDefaultsToEveryRingInBothDirections) {
+  for (const std::string topology : {"ring:16", "torus2d:4x4"}) {
+    const std::string xml = path("nccl_ring.xml");
+    const CliRun b = run("baseline --algo ring -c allgather -t " + topology + " --json -o " + xml);
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_GE(b.doc()["chunks_per_rank"].get<int>(), 2) << topology;
+    const CliRun s = run("simulate " + xml + " -t " + topology + " --size 64M --json");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    const json r = s.doc()["results"][0];
+    EXPECT_LT(r["time_us"].get<double>(), 1.1 * r["lower_bound_us"].get<double>()) << topology;
+    const CliRun one_way =
+        run("baseline --algo ring -c allgather -t " + topology + " --one-way --json -o " + xml);
+    ASSERT_EQ(one_way.exit_code, 0) << one_way.err;
+  }
+  const CliRun both = run("baseline --algo ring -c allgather -t ring:8 --bidirectional --one-way "
+                          "-o " + path("x.xml"));
+  EXPECT_EQ(both.exit_code, 2);
 }
 
 TEST_F(Cli, BaselineVerifySimulateChain) {
@@ -112,7 +169,7 @@ TEST_F(Cli, BaselineVerifySimulateChain) {
   const CliRun b = run("baseline --algo ring -c allgather -t dgx1 --chunks 6 -o " + xml);
   ASSERT_EQ(b.exit_code, 0) << b.err;
   expect_verified(xml);
-  const CliRun s = run("simulate " + xml + " -t dgx1 --sizes 1K,1G --json");
+  const CliRun s = run("simulate " + xml + " -t dgx1 --size 1K,1G --json");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const json results = s.doc()["results"];
   ASSERT_EQ(results.size(), 2u);
@@ -158,7 +215,7 @@ TEST_F(Cli, RunChecksABaselineWithEveryDataType) {
   ASSERT_EQ(run("baseline --algo ring -c allreduce -t ring:4 -o " + xml).exit_code, 0);
   for (const char* dtype : {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}) {
     for (const char* op : {"sum", "max"}) {
-      const CliRun r = run("run " + xml + " --bytes 64K --dtype " + dtype + " --op " + op +
+      const CliRun r = run("run " + xml + " --size 64K --dtype " + dtype + " --op " + op +
                            " --iters 1 --check --json");
       ASSERT_EQ(r.exit_code, 0) << dtype << " " << op << "\n" << r.out << r.err;
       const json doc = r.doc();
@@ -171,7 +228,7 @@ TEST_F(Cli, RunChecksABaselineWithEveryDataType) {
 }
 
 TEST_F(Cli, RunNamesTheWaitingStepOfADeadlock) {
-  const CliRun r = run("run " + write_broken_ring() + " --bytes 4K --check --json");
+  const CliRun r = run("run " + write_broken_ring() + " --size 4K --check --json");
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_FALSE(r.doc()["ok"].get<bool>());
   const std::string message = r.doc()["message"];
@@ -182,9 +239,9 @@ TEST_F(Cli, RunNamesTheWaitingStepOfADeadlock) {
 TEST_F(Cli, RunRejectsASizeThatDoesNotSplitIntoChunks) {
   const std::string xml = path("ar.xml");
   ASSERT_EQ(run("baseline --algo ring -c allreduce -t ring:4 -o " + xml).exit_code, 0);
-  const CliRun r = run("run " + xml + " --bytes 3");
+  const CliRun r = run("run " + xml + " --size 3");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("--bytes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--size"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, MalformedXmlIsBadInputNamingTheFile) {
@@ -292,7 +349,7 @@ TEST_F(Cli, SynthWithInstancesVerifiesAgainstTheSplitCollective) {
 
 TEST_F(Cli, DemoFindsTheBestPerSizeAndNeverBeatsTheBound) {
   const std::string dir = path("programs");
-  const CliRun r = run("demo -t ring:4 --sizes 1K,64M --instances 1,2 --json --output-dir " + dir);
+  const CliRun r = run("demo -t ring:4 --size 1K,64M --instances 1,2 --json --output-dir " + dir);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const json doc = r.doc();
   EXPECT_TRUE(doc["ok"].get<bool>());
@@ -315,7 +372,7 @@ TEST_F(Cli, DemoFindsTheBestPerSizeAndNeverBeatsTheBound) {
 }
 
 TEST_F(Cli, DemoTableNamesEveryCandidate) {
-  const CliRun r = run("demo -t ring:4 --sizes 1M");
+  const CliRun r = run("demo -t ring:4 --size 1M");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* name : {"ring", "tacos", "sccl-lat", "sccl-bw", "vs bound"}) {
     EXPECT_NE(r.out.find(name), std::string::npos) << name << "\n" << r.out;

@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/communicator.h"
 #include "ccsynth/synth/baselines.h"
 #include "ccsynth/topologies/library.h"
 
@@ -63,7 +66,7 @@ void expect_allreduce(const Data& data, size_t count) {
 }
 
 TEST(Communicator, DispatchesBySizeRangeAndFallsBack) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   const int small = comm.load(ring(CollectiveKind::kAllReduce, "small ring"), 0, 1024);
   EXPECT_EQ(small, 0);
   for (size_t count : {size_t{8}, size_t{256}, size_t{1024}, size_t{6}}) {
@@ -84,7 +87,7 @@ TEST(Communicator, DispatchesBySizeRangeAndFallsBack) {
 }
 
 TEST(Communicator, InPlaceCallsUseInPlacePrograms) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   comm.load(ring(CollectiveKind::kAllReduce, "out-of-place"));
   comm.load(ring(CollectiveKind::kAllReduce, "in-place", true));
   Data data(64, 0);
@@ -104,7 +107,7 @@ TEST(Communicator, InPlaceCallsUseInPlacePrograms) {
 }
 
 TEST(Communicator, EveryCollectiveThroughTheFallbacks) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   for (size_t count : {size_t{4}, size_t{5}}) {  // ring-divisible and not
     {
       Data data(count, kRanks * count);
@@ -146,7 +149,7 @@ TEST(Communicator, EveryCollectiveThroughTheFallbacks) {
 }
 
 TEST(Communicator, InPlaceAllgatherLayout) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   const size_t count = 8;
   std::vector<std::vector<int32_t>> buf(kRanks, std::vector<int32_t>(kRanks * count, 0));
   std::vector<const void*> send;
@@ -166,7 +169,7 @@ TEST(Communicator, InPlaceAllgatherLayout) {
 TEST(Communicator, XmlRoundTripLoadsAndRuns) {
   const Program p = ring(CollectiveKind::kAllGather, "xml ring");
   const Program back = formats::read_msccl_xml(formats::write_msccl_xml(p), "ring.xml");
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   comm.set_fallback(false);
   comm.load(back);
   Data data(16, kRanks * 16);
@@ -180,7 +183,7 @@ TEST(Communicator, XmlRoundTripLoadsAndRuns) {
 }
 
 TEST(Communicator, RootedCallsIgnoreNullBuffersOfNonRoots) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   for (size_t count : {size_t{8}, size_t{7}}) {
     Data data(count, count);
     std::vector<const void*> send(kRanks, nullptr);
@@ -197,8 +200,34 @@ TEST(Communicator, RootedCallsIgnoreNullBuffersOfNonRoots) {
   }
 }
 
+TEST(Communicator, WithoutBuiltinProgramsRunsTheDirectFallback) {
+  Communicator comm(kRanks);  // the runtime alone: no compiled built-in programs
+  Data data(8, 8);
+  comm.allreduce(data.s(), data.d(), 8, DataType::kInt32, ReduceOp::kSum);
+  EXPECT_EQ(comm.last_call().algorithm, "builtin direct");
+  expect_allreduce(data, 8);
+  comm.set_builtin_programs(plan::builtin_programs());
+  comm.allreduce(data.s(), data.d(), 8, DataType::kInt32, ReduceOp::kSum);
+  EXPECT_EQ(comm.last_call().algorithm, "builtin ring");
+  expect_allreduce(data, 8);
+}
+
+TEST(Communicator, LoadsXmlFiles) {
+  const std::string path = ::testing::TempDir() + "/communicator_ring.xml";
+  {
+    std::ofstream out(path);
+    out << formats::write_msccl_xml(ring(CollectiveKind::kAllGather, "file ring"));
+  }
+  Communicator comm = plan::make_communicator(kRanks);
+  EXPECT_EQ(plan::load_xml_file(comm, path), 0);
+  Data data(16, kRanks * 16);
+  comm.allgather(data.s(), data.d(), 16, DataType::kInt32);
+  EXPECT_EQ(comm.last_call().algorithm, "file ring");
+  EXPECT_THROW(plan::load_xml_file(comm, path + ".missing"), UserError);
+}
+
 TEST(Communicator, Errors) {
-  Communicator comm(kRanks);
+  Communicator comm = plan::make_communicator(kRanks);
   Program other = ring(CollectiveKind::kAllReduce, "x");
   other.num_ranks = 3;
   EXPECT_THROW(comm.load(other), UserError);

@@ -119,6 +119,8 @@ struct Program {
   bool operator==(const Program&) const = default;
   /// Total number of steps over all ranks and threadblocks.
   int64_t total_steps() const;
+  /// Total number of threadblocks over all ranks.
+  int total_threadblocks() const;
 };
 
 /// Where slot `slot` of the collective's input lives in a program's buffers. Out-of-place:
@@ -132,5 +134,11 @@ BufferRef output_location(const Collective& collective, Slot slot, bool inplace)
 
 std::ostream& operator<<(std::ostream& os, const Step& step);
 std::ostream& operator<<(std::ostream& os, const Program& program);
+
+/// The built-in collective a program implements, from its `coll`, `ngpus`, `root` and buffer
+/// sizes (max over ranks, since in-place and rooted programs leave some buffers empty): e.g.
+/// an allgather with C chunks per rank has i_chunks = C or (in-place) o_chunks = ngpus * C.
+/// Throws UserError for custom programs and for buffer sizes that fit no instance.
+Collective collective_of(const Program& program);
 
 }  // namespace ccsynth

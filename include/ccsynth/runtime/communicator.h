@@ -4,10 +4,10 @@
 // process, each call takes one buffer pointer per rank (send[r], recv[r]) instead of one buffer
 // per process. Like the MSCCL runtime, a call runs the first loaded program whose collective,
 // rank count, root, size range and in-place-ness match and whose chunking divides the buffer,
-// and otherwise falls back to a built-in algorithm: the ring baseline (synth::make_baseline
-// kRing on a ring of the ranks, compiled by compiler::compile; chain for broadcast/reduce when
-// no ring applies), or a direct host implementation when the count cannot be split into the
-// ring's chunks.
+// and otherwise falls back to a built-in program supplied by set_builtin_programs() (the planner's
+// plan::make_communicator() supplies the ring baseline, chain for broadcast/reduce when no ring
+// applies; the runtime itself depends on core only), or a direct host implementation when there
+// is none or the count cannot be split into its chunks.
 //
 // Counts and in-place calls follow NCCL: allreduce/broadcast/reduce move `count` elements per
 // rank; allgather sends `count` and receives R * count; reducescatter sends R * count and
@@ -19,7 +19,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,11 @@ struct CallInfo {
   int64_t bytes = 0;      // per-rank input bytes used for the selection
   ExecResult exec;        // the executor's result (empty for the direct fallback)
 };
+
+/// Makes the built-in program for a collective kind, rank count, root and in-place flag, or
+/// nullopt when there is none (the call then runs the direct host implementation).
+using BuiltinPrograms = std::function<std::optional<Program>(CollectiveKind kind, int num_ranks,
+                                                             int root, bool inplace)>;
 
 /// A process-local communicator of `num_ranks` ranks running loaded MSCCL-IR programs.
 class Communicator {
@@ -57,14 +64,15 @@ class Communicator {
   int load(Program program);
   /// The same with an explicit size range overriding the program's.
   int load(Program program, int64_t min_bytes, int64_t max_bytes);
-  /// Reads an MSCCL XML file (formats::read_msccl_xml_file) and loads it.
-  int load_xml_file(const std::string& path);
   /// Number of loaded programs.
   int num_programs() const;
 
   /// Enables or disables the built-in fallback (default on); without it a call no loaded
   /// program matches throws UserError.
   void set_fallback(bool enabled) { fallback_ = enabled; }
+  /// Sets what makes the built-in programs of the fallback (none by default: the direct host
+  /// implementation runs); programs made earlier are dropped.
+  void set_builtin_programs(BuiltinPrograms make);
 
   void allreduce(const std::vector<const void*>& send, const std::vector<void*>& recv,
                  size_t count, DataType dtype, ReduceOp op);

@@ -23,7 +23,7 @@ struct HarnessOptions {
   int warmup = 0;      // untimed runs before the timed ones
   int iters = 1;       // timed runs
   uint64_t seed = 1;   // of the random inputs
-  /// The collective the program implements; nullptr = verify::collective_of(program). Custom
+  /// The collective the program implements; nullptr = collective_of(program). Custom
   /// programs without a collective can run (buffers sized from the program) but not be checked.
   const Collective* collective = nullptr;
 };

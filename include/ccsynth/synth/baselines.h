@@ -55,4 +55,13 @@ Algorithm make_baseline(BaselineKind kind, const Collective& collective, const T
 std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings = 0,
                                          bool bidirectional = false);
 
+/// The rings NCCL would build on `topology`: every edge-disjoint ring find_rings finds (at most
+/// kMaxNcclRings), used in both directions when that gives as many rings as one direction.
+struct NcclRings {
+  int count = 1;               // rings (a reversed ring counts as one); at least 1
+  bool bidirectional = false;  // the rings come in pairs of a ring and its reverse
+};
+inline constexpr int kMaxNcclRings = 16;
+NcclRings nccl_rings(const Topology& topology);
+
 }  // namespace ccsynth::synth

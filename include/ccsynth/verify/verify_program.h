@@ -13,11 +13,8 @@
 
 namespace ccsynth::verify {
 
-/// The built-in collective a program implements, from its `coll`, `ngpus`, `root` and buffer
-/// sizes (max over ranks, since in-place and rooted programs leave some buffers empty): e.g.
-/// an allgather with C chunks per rank has i_chunks = C or (in-place) o_chunks = ngpus * C.
-/// Throws UserError for custom programs and for buffer sizes that fit no instance.
-Collective collective_of(const Program& program);
+/// The built-in collective a program implements (core/program.h).
+using ccsynth::collective_of;
 
 /// Options of verify_program.
 struct VerifyProgramOptions {

@@ -1,0 +1,75 @@
+#pragma once
+// The path every algorithm takes on its way to the user (docs/architecture.md "Data flow"):
+// verify the Algorithm, compile it to a Program in each requested variant (instances x fusion x
+// step / start-time order), verify every program, simulate the correct ones at the requested
+// sizes against the lower bound, and keep the fastest per size.
+
+#include <cstdint>
+#include <vector>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/program.h"
+#include "ccsynth/core/topology.h"
+#include "ccsynth/verify/report.h"
+
+namespace ccsynth::plan {
+
+/// Simulated time of one program at one size, with the lower bound and the variant simulated.
+struct SizedResult {
+  int64_t bytes = 0;
+  double time_us = 0;
+  double algbw_gbps = 0;
+  double busbw_gbps = 0;
+  double lower_bound_us = 0;
+  int instances = 1;            // compiler instances of the program simulated
+  bool fused = true;            // compiled with rcs / rrcs / rrs fusion
+  bool schedule_order = false;  // compiled in the schedule's start-time order
+  double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
+};
+
+/// An algorithm carried through verification, compilation and simulation.
+struct Evaluated {
+  Algorithm algorithm;
+  Program program;                    // the kept variant (fastest at the last size)
+  compiler::CompileOptions options;   // the options `program` was compiled with
+  verify::VerifyReport algorithm_report;
+  verify::VerifyReport program_report;
+  std::vector<SizedResult> results;   // per size the fastest variant; empty when wrong
+  bool compiled = false;              // false when the algorithm failed verification
+  bool ok() const { return algorithm_report.ok() && compiled && program_report.ok(); }
+};
+
+/// Where and how an evaluation checks and times its programs.
+struct EvaluateOptions {
+  /// Checks that every op uses a link of this topology and simulates on it; nullptr checks
+  /// the algorithm on its own and simulates nothing.
+  const Topology* topology = nullptr;
+  std::vector<int64_t> sizes;  // bytes per rank to simulate (needs `topology`)
+  int fifo_slots = 8;          // FIFO slots per connection the program verifier assumes
+};
+
+/// The compilations tried. Start-time order (CompileOptions::schedule_order) is only tried for
+/// timed algorithms (TACCL, TACOS) unless it is the only order asked for.
+struct VariantSpace {
+  std::vector<int> instances = {1};
+  std::vector<bool> fusion = {true, false};
+  std::vector<bool> schedule_orders = {false, true};
+};
+
+/// Exactly the compilation `options` describes.
+VariantSpace single_variant(const compiler::CompileOptions& options);
+
+/// Verifies `algorithm`, compiles it in every variant of `space` (other options from `base`),
+/// verifies each program and simulates the correct ones; per size the fastest variant wins and
+/// the program kept is the fastest at the last size (the first correct one without sizes).
+/// Variants over the runtime's limits are left out; with none left the last such UserError is
+/// rethrown.
+Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
+                            const VariantSpace& space, const EvaluateOptions& options);
+
+/// evaluate_variants with exactly `options`' compilation.
+Evaluated evaluate(const Algorithm& algorithm, const compiler::CompileOptions& options,
+                   const EvaluateOptions& evaluate_options);
+
+}  // namespace ccsynth::plan

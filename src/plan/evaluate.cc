@@ -1,0 +1,117 @@
+#include "ccsynth/plan/evaluate.h"
+
+#include <optional>
+#include <utility>
+
+#include "ccsynth/compiler/instances.h"
+#include "ccsynth/compiler/schedule_order.h"
+#include "ccsynth/core/error.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
+#include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::plan {
+
+namespace {
+
+// The lower bound at every size (it depends on the collective, not on the program).
+std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collective) {
+  std::vector<double> out;
+  for (int64_t bytes : o.sizes) {
+    out.push_back(sim::lower_bound(*o.topology, collective, bytes).lower_bound_us);
+  }
+  return out;
+}
+
+// Compiles an already verified algorithm with `options`, verifies the program and, when it is
+// correct, simulates it at every size.
+void compile_and_simulate(Evaluated& out, const compiler::CompileOptions& options,
+                          const EvaluateOptions& o, const std::vector<double>& bounds) {
+  out.options = options;
+  out.program = compiler::compile(out.algorithm, options);
+  out.compiled = true;
+  // With instances > 1 every chunk is split into subchunks: verify against that collective.
+  const Collective replicated =
+      compiler::replicate_collective(out.algorithm.collective, options.instances);
+  out.program_report = verify::verify_program(out.program, {&replicated, o.fifo_slots});
+  if (!out.program_report.ok()) return;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    const sim::SimResult sim = sim::simulate(out.program, *o.topology, o.sizes[i]);
+    out.results.push_back({o.sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
+                           options.instances, options.fuse, options.schedule_order});
+  }
+}
+
+std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& space) {
+  if (space.schedule_orders.size() < 2 || compiler::has_schedule_order(algorithm)) {
+    return space.schedule_orders;
+  }
+  return {false};
+}
+
+// Folds `variant` into `best`: per size the faster result, and the program of the faster
+// variant at the last size.
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& variant) {
+  if (!best || !best->ok()) {
+    best = std::move(variant);
+    return;
+  }
+  if (!variant.ok()) return;
+  const size_t n = variant.results.size();
+  if (n > 0 && variant.results.back().time_us < best->results.back().time_us) {
+    std::swap(best->program, variant.program);
+    std::swap(best->options, variant.options);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (variant.results[i].time_us < best->results[i].time_us) best->results[i] = variant.results[i];
+  }
+}
+
+}  // namespace
+
+VariantSpace single_variant(const compiler::CompileOptions& options) {
+  return {{options.instances}, {options.fuse}, {options.schedule_order}};
+}
+
+Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
+                            const VariantSpace& space, const EvaluateOptions& o) {
+  CCSYNTH_CHECK(o.sizes.empty() || o.topology != nullptr) << "simulation needs a topology";
+  Evaluated checked;
+  checked.algorithm = algorithm;
+  checked.options = base;
+  checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
+  if (!checked.algorithm_report.ok()) return checked;
+  const std::vector<double> bounds = o.sizes.empty() ? std::vector<double>{}
+                                                     : bounds_at(o, algorithm.collective);
+  std::optional<Evaluated> best;
+  std::optional<UserError> last_failure;
+  for (const int instances : space.instances) {
+    for (const bool fuse : space.fusion) {
+      for (const bool ordered : orders_for(algorithm, space)) {
+        compiler::CompileOptions options = base;
+        options.instances = instances;
+        options.fuse = fuse;
+        options.schedule_order = ordered;
+        Evaluated variant = checked;
+        try {
+          compile_and_simulate(variant, options, o, bounds);
+        } catch (const UserError& e) {
+          last_failure = e;  // over the runtime limits (e.g. steps per threadblock) this way
+          continue;
+        }
+        keep_faster(best, std::move(variant));
+      }
+    }
+  }
+  if (!best && last_failure) throw *last_failure;
+  CCSYNTH_CHECK(best.has_value()) << "evaluate_variants needs at least one variant";
+  return std::move(*best);
+}
+
+Evaluated evaluate(const Algorithm& algorithm, const compiler::CompileOptions& options,
+                   const EvaluateOptions& evaluate_options) {
+  return evaluate_variants(algorithm, options, single_variant(options), evaluate_options);
+}
+
+}  // namespace ccsynth::plan

@@ -1,0 +1,88 @@
+#include "ccsynth/plan/planner.h"
+
+#include <chrono>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/plan/reference.h"
+
+namespace ccsynth::plan {
+
+namespace {
+
+constexpr int64_t kDefaultBytes = int64_t{1} << 20;
+
+std::vector<int64_t> sizes_of(const PlanRequest& request) {
+  if (!request.sizes.empty()) return request.sizes;
+  return {request.synth.bytes.value_or(kDefaultBytes)};
+}
+
+// Evaluates the found algorithm and, when asked for, the ring reference on the same sizes.
+void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request) {
+  EvaluateOptions evaluate;
+  evaluate.topology = &request.topology;
+  evaluate.sizes = out.sizes;
+  const compiler::CompileOptions options = compile_options(request);
+  out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
+  if (!request.compare_with_ring || !out.program->ok()) return;
+  const std::optional<Algorithm> ring = reference_ring(algorithm.collective, request.topology);
+  if (!ring) return;
+  compiler::CompileOptions ring_options = options;
+  ring_options.name = "ring";
+  out.ring = evaluate_variants(*ring, ring_options, request.variants, evaluate);
+}
+
+}  // namespace
+
+Collective resolve_collective(const PlanRequest& request) {
+  if (request.collective) return *request.collective;
+  const synth::Synthesizer& method = synth::find_synthesizer(request.method);
+  return synth::collective_for(method, request.topology, request.kind, request.chunks,
+                               request.root);
+}
+
+compiler::CompileOptions compile_options(const PlanRequest& request) {
+  compiler::CompileOptions options = request.compile;
+  apply_runtime_limits(options, request.dialect, request.limit_overrides);
+  return options;
+}
+
+PlanResult plan(const PlanRequest& request) {
+  const synth::Synthesizer& method = synth::find_synthesizer(request.method);
+  PlanResult out;
+  out.dialect = request.dialect;
+  out.sizes = sizes_of(request);
+  out.collective = resolve_collective(request);
+  const auto started = std::chrono::steady_clock::now();
+  out.synthesis = synth::synthesize(method, request.topology, out.collective, request.synth);
+  out.synthesis_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!out.synthesis.algorithm) return out;
+  PlanRequest named = request;
+  if (named.compile.name.empty()) {
+    named.compile.name = method.name + "_" + out.synthesis.algorithm->collective.name;
+  }
+  evaluate_into(out, *out.synthesis.algorithm, named);
+  return out;
+}
+
+PlanResult plan_algorithm(const Algorithm& algorithm, const PlanRequest& request) {
+  PlanResult out;
+  out.dialect = request.dialect;
+  out.sizes = sizes_of(request);
+  out.collective = algorithm.collective;
+  out.synthesis.algorithm = algorithm;
+  evaluate_into(out, algorithm, request);
+  return out;
+}
+
+std::string PlanResult::xml() const {
+  CCSYNTH_CHECK(ok()) << "PlanResult::xml needs a verified program";
+  return formats::write_msccl_xml(program->program, dialect);
+}
+
+double PlanResult::best_time_us() const {
+  CCSYNTH_CHECK(ok() && !program->results.empty()) << "no simulated result";
+  return program->results.back().time_us;
+}
+
+}  // namespace ccsynth::plan

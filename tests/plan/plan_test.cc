@@ -1,0 +1,220 @@
+// The planner (plan/*.h): runtime limits, variant evaluation, the ring reference, reports and
+// the front door plan() that the CLI, the benches and library users share.
+
+#include "ccsynth/plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/limits.h"
+#include "ccsynth/plan/reference.h"
+#include "ccsynth/plan/report.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
+#include "ccsynth/synth/baselines.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::plan {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+TEST(Limits, EachDialectHasItsOwnAndOverridesWin) {
+  EXPECT_EQ(runtime_limits(formats::XmlDialect::kClassic).max_steps_per_threadblock, 256);
+  EXPECT_EQ(runtime_limits(formats::XmlDialect::kClassic).max_threadblocks_per_rank, 216);
+  EXPECT_EQ(runtime_limits(formats::XmlDialect::kExecutor).max_steps_per_threadblock, 64);
+  EXPECT_EQ(runtime_limits(formats::XmlDialect::kExecutor).max_threadblocks_per_rank, 1024);
+  compiler::CompileOptions o;
+  apply_runtime_limits(o, formats::XmlDialect::kClassic, {0, 100});
+  EXPECT_EQ(o.max_steps_per_threadblock, 256);
+  EXPECT_EQ(o.max_threadblocks_per_rank, 100);
+}
+
+// The kept result per size is the minimum over the variants, each simulated on its own.
+TEST(Evaluate, KeepsTheFastestVariantPerSize) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
+                                              make_collective(CollectiveKind::kAllGather, 4, 2), t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {1024, 64 * kMiB};
+  VariantSpace space;
+  space.instances = {1, 2};
+  const Evaluated best = evaluate_variants(ring, {}, space, eo);
+  ASSERT_TRUE(best.ok());
+  ASSERT_EQ(best.results.size(), 2u);
+  for (size_t i = 0; i < eo.sizes.size(); ++i) {
+    double fastest = 1e300;
+    for (int instances : {1, 2}) {
+      for (bool fuse : {true, false}) {
+        compiler::CompileOptions o;
+        o.instances = instances;
+        o.fuse = fuse;
+        const Evaluated one = evaluate(ring, o, eo);
+        ASSERT_TRUE(one.ok());
+        fastest = std::min(fastest, one.results[i].time_us);
+      }
+    }
+    EXPECT_DOUBLE_EQ(best.results[i].time_us, fastest) << eo.sizes[i];
+    EXPECT_GE(best.results[i].ratio_to_bound(), 0.999);
+  }
+  // The kept program is the variant fastest at the last size, and its options say which.
+  const double again = sim::simulate(best.program, t, eo.sizes.back()).time_us;
+  EXPECT_DOUBLE_EQ(again, best.results.back().time_us);
+  EXPECT_EQ(best.options.instances, best.results.back().instances);
+}
+
+TEST(Evaluate, WithoutATopologyOnlyVerifies) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
+                                              make_collective(CollectiveKind::kAllReduce, 4, 1), t);
+  const Evaluated e = evaluate(ring, {}, {});
+  EXPECT_TRUE(e.ok());
+  EXPECT_TRUE(e.results.empty());
+  EXPECT_TRUE(verify::verify_program(e.program).ok());
+}
+
+TEST(Evaluate, AWrongAlgorithmIsNotCompiled) {
+  const Topology t = topologies::make_builtin("ring:4");
+  Algorithm broken = synth::make_baseline(
+      synth::BaselineKind::kRing, make_collective(CollectiveKind::kAllGather, 4, 1), t);
+  broken.ops.pop_back();
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kMiB};
+  const Evaluated e = evaluate(broken, {}, eo);
+  EXPECT_FALSE(e.ok());
+  EXPECT_FALSE(e.compiled);
+  EXPECT_FALSE(e.algorithm_report.ok());
+  EXPECT_TRUE(e.results.empty());
+}
+
+TEST(Evaluate, OverTheLimitsInEveryVariantIsAUserError) {
+  const Topology t = topologies::make_builtin("ring:8");
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
+                                              make_collective(CollectiveKind::kAllReduce, 8, 1), t);
+  compiler::CompileOptions tight;
+  apply_runtime_limits(tight, RuntimeLimits{1, 1});
+  EXPECT_THROW(evaluate_variants(ring, tight, {}, {}), UserError);
+}
+
+// The reference is the NCCL-like ring: within 10% of the bound at 64 MB on a ring and a torus
+// (one ring with one chunk was 2.1x and 4.2x).
+TEST(Reference, RingIsNcclLike) {
+  for (const std::string name : {"ring:16", "torus2d:4x4", "dgx1"}) {
+    const Topology t = topologies::make_builtin(name);
+    const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
+    const std::optional<Algorithm> ring = reference_ring(ag, t);
+    ASSERT_TRUE(ring.has_value()) << name;
+    EvaluateOptions eo;
+    eo.topology = &t;
+    eo.sizes = {64 * kMiB};
+    const Evaluated e = evaluate(*ring, {}, eo);
+    ASSERT_TRUE(e.ok()) << name;
+    EXPECT_LT(e.results[0].ratio_to_bound(), 1.1) << name;
+  }
+  const Topology t = topologies::make_builtin("ring:4");
+  EXPECT_FALSE(reference_ring(make_collective(CollectiveKind::kBroadcast, 4), t).has_value());
+}
+
+TEST(Planner, SynthesizesVerifiesSimulatesAndComparesWithTheRing) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("dgx1");
+  request.method = "tacos";
+  request.sizes = {4096, 64 * kMiB};
+  const PlanResult r = plan(request);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.collective.kind, CollectiveKind::kAllGather);
+  ASSERT_TRUE(r.ring.has_value());
+  EXPECT_TRUE(r.ring->ok());
+  ASSERT_EQ(r.program->results.size(), 2u);
+  EXPECT_EQ(r.program->program.name, "tacos_allgather");
+  EXPECT_GT(r.best_time_us(), 0);
+  EXPECT_DOUBLE_EQ(r.best_time_us(), r.program->results.back().time_us);
+  // The XML is the kept program, in the request's dialect.
+  const Program back = formats::read_msccl_xml(r.xml(), "plan.xml");
+  EXPECT_EQ(back.gpus.size(), 8u);
+  EXPECT_TRUE(verify::verify_program(back).ok());
+  // A 2-step TACOS allgather beats the 7-step rings at 4 KB.
+  EXPECT_LT(r.program->results[0].time_us, r.ring->results[0].time_us);
+}
+
+TEST(Planner, ReportsAMethodThatFindsNothing) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("dgx1");
+  request.method = "sccl";
+  request.synth.params = {{"steps", 1}};  // no 1-step allgather on DGX-1
+  const PlanResult r = plan(request);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(r.program.has_value());
+  EXPECT_EQ(r.synthesis.status, SynthStatus::kInfeasible);
+}
+
+TEST(Planner, BadRequestsAreUserErrors) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("ring:4");
+  request.method = "magic";
+  EXPECT_THROW(plan(request), UserError);
+  request.method = "tacos";
+  request.synth.params = {{"steps", 3}};
+  EXPECT_THROW(plan(request), UserError);
+}
+
+TEST(Planner, ClassicDialectLimitsApply) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("ring:4");
+  request.method = "ring";
+  request.dialect = formats::XmlDialect::kClassic;
+  EXPECT_EQ(compile_options(request).max_threadblocks_per_rank, 216);
+  const PlanResult r = plan(request);
+  ASSERT_TRUE(r.ok());
+  const Program back = formats::read_msccl_xml(r.xml(), "classic.xml");
+  EXPECT_TRUE(verify::verify_program(back).ok());
+}
+
+TEST(Planner, PlansAnAlgorithmMadeElsewhere) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("ring:4");
+  request.sizes = {kMiB};
+  const Algorithm a = synth::make_baseline(
+      synth::BaselineKind::kDirect, make_collective(CollectiveKind::kAllToAll, 4), request.topology);
+  const PlanResult r = plan_algorithm(a, request);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r.synthesis.stats.empty());
+  ASSERT_TRUE(r.ring.has_value()) << "the ring baseline builds alltoall too";
+  EXPECT_TRUE(r.ring->ok());
+}
+
+TEST(Report, TableAndJsonNameTheFastestPerSize) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("ring:4");
+  request.method = "tacos";
+  request.sizes = {1024, 64 * kMiB};
+  const PlanResult r = plan(request);
+  ASSERT_TRUE(r.ok() && r.ring);
+  const std::vector<std::string> names = {"tacos", "ring"};
+  const std::vector<const Evaluated*> rows = {&*r.program, &*r.ring};
+  const std::vector<BestAtSize> best = best_per_size(names, rows);
+  ASSERT_EQ(best.size(), 2u);
+  for (size_t i = 0; i < best.size(); ++i) {
+    const double t0 = r.program->results[i].time_us;
+    const double t1 = r.ring->results[i].time_us;
+    EXPECT_DOUBLE_EQ(best[i].time_us, std::min(t0, t1));
+    EXPECT_DOUBLE_EQ(best[i].speedup_vs_ring, t1 / std::min(t0, t1));
+  }
+  const nlohmann::json j = best_json(names, rows);
+  EXPECT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["best"], names[best[0].best]);
+  const std::string table = results_table(names, rows);
+  EXPECT_NE(table.find("tacos us"), std::string::npos);
+  EXPECT_NE(table.find("64M"), std::string::npos);
+  EXPECT_EQ(to_json(*r.program)["results"].size(), 2u);
+}
+
+}  // namespace
+}  // namespace ccsynth::plan
