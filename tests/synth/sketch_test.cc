@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 #include "ccsynth/core/error.h"
@@ -13,13 +16,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kShared = std::string(CCSYNTH_SHARED_DIR) + "/taccl-sketches/";
-
-// TACCL's published sketches live beside the checkout (../shared/taccl-sketches), not in it; a
-// checkout without them skips these tests and says why instead of failing.
-#define SKIP_WITHOUT_PUBLISHED_SKETCHES()                                                  \
-  if (!std::filesystem::is_directory(kShared))                                              \
-  GTEST_SKIP() << "TACCL's published sketches not found at " << kShared
+// TACCL's published sketches, shipped in the repository (examples/sketches/taccl/, MIT licence).
+const std::string kPublished = std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/taccl/";
+// The team's reference copy beside the checkout; optional, only used to check the in-repo copies.
+const std::string kSharedSketches = std::string(CCSYNTH_SHARED_DIR) + "/taccl-sketches/";
 const std::string kExamples = std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/";
 
 // The field named by the UserError thrown while parsing `text`.
@@ -34,9 +34,8 @@ std::string error_field(const std::string& text) {
 }
 
 TEST(Sketch, EveryPublishedTacclSketchParses) {
-  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   int files = 0;
-  for (const auto& entry : fs::directory_iterator(kShared)) {
+  for (const auto& entry : fs::directory_iterator(kPublished)) {
     if (entry.path().extension() != ".json") continue;
     ++files;
     SCOPED_TRACE(entry.path().string());
@@ -51,9 +50,38 @@ TEST(Sketch, EveryPublishedTacclSketchParses) {
   EXPECT_EQ(files, 11);
 }
 
+// The whole content of a file.
+std::string file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// The in-repo copies are the published files unchanged: same names, same bytes (and therefore
+// the same parsed sketch). Needs the reference folder beside the checkout; skipped without it.
+TEST(Sketch, InRepoCopiesMatchThePublishedOriginals) {
+  if (!fs::is_directory(kSharedSketches)) {
+    GTEST_SKIP() << "no reference copy of TACCL's sketches at " << kSharedSketches
+                 << "; nothing to compare the in-repo copies in " << kPublished << " with";
+  }
+  std::set<std::string> originals, copies;
+  for (const auto& e : fs::directory_iterator(kSharedSketches))
+    if (e.path().extension() == ".json") originals.insert(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(kPublished))
+    if (e.path().extension() == ".json") copies.insert(e.path().filename().string());
+  EXPECT_EQ(copies, originals);
+  for (const std::string& name : originals) {
+    SCOPED_TRACE(name);
+    if (!copies.count(name)) continue;
+    EXPECT_EQ(file_bytes(kPublished + name), file_bytes(kSharedSketches + name));
+    EXPECT_EQ(sketch_to_json(read_sketch_file(kPublished + name)),
+              sketch_to_json(read_sketch_file(kSharedSketches + name)));
+  }
+}
+
 TEST(Sketch, Sk1Dgx2N2Fields) {
-  SKIP_WITHOUT_PUBLISHED_SKETCHES();
-  const Sketch s = read_sketch_file(kShared + "sk1-dgx2-n2.json");
+  const Sketch s = read_sketch_file(kPublished + "sk1-dgx2-n2.json");
   EXPECT_EQ(s.nnodes, 2);
   EXPECT_EQ(s.intranode.strategy, IntranodeStrategy::kSwitch);
   ASSERT_EQ(s.intranode.switches.size(), 1u);
@@ -154,18 +182,17 @@ TEST(Sketch, ErrorsNameTheField) {
 }
 
 TEST(Sketch, FitsTopology) {
-  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   const Topology dgx2x2 = topologies::make_builtin("dgx2x2");
   const Topology ndv2x2 = topologies::make_builtin("ndv2x2");
-  EXPECT_NO_THROW(check_sketch_fits(read_sketch_file(kShared + "sk1-dgx2-n2.json"), dgx2x2));
+  EXPECT_NO_THROW(check_sketch_fits(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), dgx2x2));
   try {
-    check_sketch_fits(read_sketch_file(kShared + "sk1-dgx2-n2.json"), ndv2x2);
+    check_sketch_fits(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), ndv2x2);
     ADD_FAILURE() << "16-GPU node map accepted on 8-GPU nodes";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "intranode_sketch.switches[0]");
   }
   try {
-    check_sketch_fits(read_sketch_file(kShared + "sk1-ndv2-n4.json"), ndv2x2);
+    check_sketch_fits(read_sketch_file(kPublished + "sk1-ndv2-n4.json"), ndv2x2);
     ADD_FAILURE() << "4-node sketch accepted on 2 nodes";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "nnodes");
@@ -173,9 +200,8 @@ TEST(Sketch, FitsTopology) {
 }
 
 TEST(LogicalTopology, Dgx2Sketch1KeepsRelayLinksOnly) {
-  SKIP_WITHOUT_PUBLISHED_SKETCHES();
   const Topology t = topologies::make_builtin("dgx2x2");
-  const LogicalTopology lt = make_logical_topology(read_sketch_file(kShared + "sk1-dgx2-n2.json"), t);
+  const LogicalTopology lt = make_logical_topology(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), t);
   int internode = 0, intranode = 0;
   for (const LogicalLink& l : lt.links) {
     if (l.internode) {
@@ -196,8 +222,8 @@ TEST(LogicalTopology, Dgx2Sketch1KeepsRelayLinksOnly) {
   // Relay restriction: GPU 1 carries the chunks of GPUs 0 and 1 only.
   const int l1 = lt.find(1, 16);
   ASSERT_GE(l1, 0);
-  EXPECT_TRUE(lt.allows(read_sketch_file(kShared + "sk1-dgx2-n2.json"), 0, l1));
-  EXPECT_FALSE(lt.allows(read_sketch_file(kShared + "sk1-dgx2-n2.json"), 2, l1));
+  EXPECT_TRUE(lt.allows(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), 0, l1));
+  EXPECT_FALSE(lt.allows(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), 2, l1));
 }
 
 TEST(LogicalTopology, BetaSplitScalesInternodeBeta) {
