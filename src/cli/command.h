@@ -12,7 +12,7 @@
 
 namespace ccsynth::cli {
 
-/// Exit codes of every verb (DESIGN.md sec. 4).
+/// Exit codes of every verb (docs/formats.md sec. 7).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitBadInput = 2;

@@ -1,4 +1,4 @@
-// `ccsynth run FILE.xml --bytes S`: executes an MSCCL-IR program on the CPU runtime (all ranks
+// `ccsynth run FILE.xml --size S`: executes an MSCCL-IR program on the CPU runtime (all ranks
 // in this process, docs/runtime.md), optionally checks its outputs against the collective's
 // reference, and reports time, algbw and busbw (nccl-tests conventions). `--memcpy` measures
 // this machine's memcpy bandwidth (alone or next to a program run).

@@ -231,7 +231,7 @@ void add_topo_command(CLI::App& app, CommandResult& result) {
   });
 
   CLI::App* exp = topo->add_subcommand(
-      "export", "Write a topology as ccsynth-topology JSON (formats/ccsynth-json.md)");
+      "export", "Write a topology as ccsynth-topology JSON (docs/formats.md)");
   exp->add_option("topology", options->topology, "Built-in name or topology JSON file")
       ->required();
   exp->add_option("-o,--output", options->output, "Output file (default: stdout)");

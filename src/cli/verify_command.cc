@@ -175,7 +175,7 @@ void add_verify_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("file", options->file, "MSCCL-IR XML file (classic or executor dialect)")
       ->required();
   cmd->add_flag("--json", options->json,
-                "Print one JSON document (ccsynth-verification, formats/ccsynth-json.md)");
+                "Print one JSON document (ccsynth-verification, docs/formats.md)");
   cmd->add_option("--collective,-c", options->collective,
                   "Collective to check against: a built-in name (allgather, ..., alltonext) or "
                   "a collective JSON file (default: implied by the file's coll and buffer sizes; "
