@@ -1,3 +1,18 @@
+include(GNUInstallDirs)
+
+# ccsynth/version.h (CCSYNTH_VERSION from project()) is generated into the build tree's include/
+# and installed with the other headers. Targets that include it link ccsynth::version (a module
+# would add it to its DEPS); it is exported, and part of ccsynth::ccsynth.
+configure_file(${CMAKE_CURRENT_LIST_DIR}/version.h.in ${PROJECT_BINARY_DIR}/include/ccsynth/version.h
+               @ONLY)
+add_library(ccsynth_version INTERFACE)
+add_library(ccsynth::version ALIAS ccsynth_version)
+set_target_properties(ccsynth_version PROPERTIES EXPORT_NAME version)
+target_include_directories(ccsynth_version INTERFACE
+  $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+install(TARGETS ccsynth_version EXPORT ccsynthTargets)
+
 # Shared compile settings for every ccsynth target.
 add_library(ccsynth_options INTERFACE)
 # -Wno-restrict: GCC 12 at -O3 reports false positives inside std::string (GCC bug 105329).
@@ -12,13 +27,31 @@ if(CCSYNTH_SANITIZE)
 endif()
 
 # ccsynth_add_module(NAME SOURCES ... DEPS ...): the library target ccsynth_<NAME> with alias
-# ccsynth::<NAME>, public headers under include/.
+# ccsynth::<NAME>, public headers under include/. Every module is installed and exported as
+# ccsynth::<NAME> (cmake/ccsynth_install.cmake); the global property CCSYNTH_LIBRARY_MODULES lists
+# them in the order they were added, CCSYNTH_MODULE_DEPS_<NAME> holds each one's DEPS.
 function(ccsynth_add_module name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(ccsynth_${name} STATIC ${ARG_SOURCES})
   add_library(ccsynth::${name} ALIAS ccsynth_${name})
-  target_include_directories(ccsynth_${name} PUBLIC ${PROJECT_SOURCE_DIR}/include)
-  target_link_libraries(ccsynth_${name} PUBLIC ${ARG_DEPS} PRIVATE ccsynth_options)
+  set_target_properties(ccsynth_${name} PROPERTIES EXPORT_NAME ${name})
+  # The headers are C++20; a consumer of the installed package inherits that.
+  target_compile_features(ccsynth_${name} PUBLIC cxx_std_20)
+  target_include_directories(ccsynth_${name} PUBLIC
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  # The warning flags are ours, not a consumer's: keep them out of the exported link interface.
+  target_link_libraries(ccsynth_${name} PUBLIC ${ARG_DEPS} PRIVATE $<BUILD_INTERFACE:ccsynth_options>)
+  if(CCSYNTH_SANITIZE)
+    # Sanitized objects need the sanitizer runtimes wherever the installed libraries are linked.
+    target_link_options(ccsynth_${name} INTERFACE $<INSTALL_INTERFACE:-fsanitize=address,undefined>)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY CCSYNTH_LIBRARY_MODULES ${name})
+  set_property(GLOBAL PROPERTY CCSYNTH_MODULE_DEPS_${name} ${ARG_DEPS})
+  install(TARGETS ccsynth_${name} EXPORT ccsynthTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endfunction()
 
 # ccsynth_add_test(NAME SOURCES ... DEPS ...): a GoogleTest executable registered with CTest.

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/version.h"
 #include "cli/command.h"
 
 namespace {
@@ -14,7 +15,7 @@ int run(int argc, char** argv) {
       "ccsynth: synthesize, check, simulate and run topology-aware collective algorithms.\n"
       "Run `ccsynth <verb> --help` for the flags of a verb."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ccsynth 0.1.0");
+  app.set_version_flag("--version", "ccsynth " CCSYNTH_VERSION);
   CommandResult result;
   // One line per verb, in the order `--help` lists them.
   add_demo_command(app, result);

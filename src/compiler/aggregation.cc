@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/aggregation.h"
+#include "compiler/aggregation.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/buffer_allocation.h"
+#include "compiler/buffer_allocation.h"
 
 #include <algorithm>
 

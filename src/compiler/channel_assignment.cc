@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/channel_assignment.h"
+#include "compiler/channel_assignment.h"
 
 #include <algorithm>
 #include <map>

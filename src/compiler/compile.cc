@@ -6,17 +6,17 @@
 #include <string>
 #include <vector>
 
-#include "ccsynth/compiler/aggregation.h"
-#include "ccsynth/compiler/channel_assignment.h"
-#include "ccsynth/compiler/deadlock_check.h"
-#include "ccsynth/compiler/dependency_insertion.h"
-#include "ccsynth/compiler/fusion.h"
 #include "ccsynth/compiler/instances.h"
-#include "ccsynth/compiler/instruction_generation.h"
-#include "ccsynth/compiler/limits.h"
 #include "ccsynth/compiler/schedule_order.h"
-#include "ccsynth/compiler/threadblock_assignment.h"
 #include "ccsynth/core/error.h"
+#include "compiler/aggregation.h"
+#include "compiler/channel_assignment.h"
+#include "compiler/deadlock_check.h"
+#include "compiler/dependency_insertion.h"
+#include "compiler/fusion.h"
+#include "compiler/instruction_generation.h"
+#include "compiler/limits.h"
+#include "compiler/threadblock_assignment.h"
 
 namespace ccsynth::compiler {
 

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/deadlock_check.h"
+#include "compiler/deadlock_check.h"
 
 #include <deque>
 #include <map>

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/dependency_insertion.h"
+#include "compiler/dependency_insertion.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/fusion.h"
+#include "compiler/fusion.h"
 
 #include <algorithm>
 #include <map>

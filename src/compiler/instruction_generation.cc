@@ -1,11 +1,11 @@
-#include "ccsynth/compiler/instruction_generation.h"
+#include "compiler/instruction_generation.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 
-#include "ccsynth/compiler/buffer_allocation.h"
 #include "ccsynth/core/error.h"
+#include "compiler/buffer_allocation.h"
 
 namespace ccsynth::compiler {
 

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/limits.h"
+#include "compiler/limits.h"
 
 #include <string>
 

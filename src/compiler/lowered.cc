@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/lowered.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "ccsynth/compiler/threadblock_assignment.h"
+#include "compiler/threadblock_assignment.h"
 
 #include <algorithm>
 #include <map>

@@ -6,12 +6,12 @@
 #include <string>
 #include <tuple>
 
-#include "ccsynth/compiler/deadlock_check.h"
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "compiler/deadlock_check.h"
 #include "test_algorithms.h"
 
 namespace ccsynth::compiler {

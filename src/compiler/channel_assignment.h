@@ -4,7 +4,7 @@
 // transfers spills to the next channel, so no threadblock has to run more steps than the
 // runtime allows. A channel is one FIFO connection between two ranks.
 
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <vector>
 
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

@@ -7,7 +7,7 @@
 // other threadblock only the latest step is kept. A step carries one dependency; extra ones go
 // into `nop` steps placed just before it, and the targets get hasdep.
 
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

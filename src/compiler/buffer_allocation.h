@@ -10,8 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ccsynth/compiler/lowered.h"
 #include "ccsynth/core/algorithm.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

@@ -9,8 +9,8 @@
 #include <set>
 #include <utility>
 
-#include "ccsynth/compiler/lowered.h"
 #include "ccsynth/core/algorithm.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

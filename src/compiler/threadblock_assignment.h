@@ -8,8 +8,8 @@
 
 #include <set>
 
-#include "ccsynth/compiler/fusion.h"
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/fusion.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 

@@ -5,7 +5,7 @@
 // `max_count` chunks), amortizing the per-send latency. Local copies of one step are merged
 // the same way.
 
-#include "ccsynth/compiler/lowered.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 
