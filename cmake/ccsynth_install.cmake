@@ -152,9 +152,6 @@ install(FILES ${PROJECT_BINARY_DIR}/ccsynth.pc DESTINATION ${CMAKE_INSTALL_LIBDI
 # --- The executable, its man page (help2man) and its bash completion.
 if(TARGET ccsynth)
   install(TARGETS ccsynth RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-  # `ccsynth --version` prints CCSYNTH_VERSION (src/cli/main.cc). TODO: move this line into
-  # src/cli/CMakeLists.txt when the cli rewrite has landed.
-  target_link_libraries(ccsynth PRIVATE ccsynth::version)
 
   find_program(CCSYNTH_HELP2MAN help2man)
   if(CCSYNTH_HELP2MAN)

@@ -98,7 +98,8 @@ int run_baseline(const BaselineFlags& f, const CLI::App& command) {
       method, topology, parse_collective_kind(f.collective, "--collective"), f.chunks, f.root);
   synth::SynthOptions options;
   options.params = given_params(command, method, baseline_methods());
-  const synth::SynthResult made = synth::synthesize(method, topology, collective, options);
+  const synth::SynthResult made = naming_flags(
+      method, [&] { return synth::synthesize(method, topology, collective, options); });
   compiler::CompileOptions co;
   co.instances = f.instances;
   co.protocol = parse_protocol_flag(f.proto);

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "ccsynth/core/error.h"
 #include "ccsynth/synth/registry.h"
 
 namespace ccsynth::cli {
@@ -23,6 +24,20 @@ void add_method_flags(CLI::App& command, const std::vector<const synth::Synthesi
 /// number where one is expected.
 nlohmann::json given_params(const CLI::App& command, const synth::Synthesizer& method,
                             const std::vector<const synth::Synthesizer*>& methods);
+
+/// Runs `run`; a UserError about one of `method`'s parameters (field "sketch") is rethrown
+/// naming the flag ("--sketch"), so messages speak the user's language.
+template <typename F>
+auto naming_flags(const synth::Synthesizer& method, F&& run) -> decltype(run()) {
+  try {
+    return run();
+  } catch (const UserError& e) {
+    for (const synth::SynthParam& p : method.params) {
+      if (e.field() == p.name) throw UserError(e.file(), "--" + p.name, e.reason());
+    }
+    throw;
+  }
+}
 
 /// True when `flag` (e.g. "--size") was given on the command line of `command`.
 bool given(const CLI::App& command, const std::string& flag);

@@ -128,7 +128,8 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
   const plan::PlanRequest request = make_request(f, command);
   std::cerr << "synth: " << request.method << " " << f.collective << " on "
             << request.topology.name << "\n";
-  const plan::PlanResult result = plan::plan(request);
+  const plan::PlanResult result =
+      naming_flags(synth::find_synthesizer(request.method), [&] { return plan::plan(request); });
   if (!result.synthesis.algorithm) return print_failure(result, f);
   if (!f.algorithm_output.empty()) {
     write_text_file(f.algorithm_output,

@@ -23,7 +23,7 @@ namespace ccsynth::compiler {
 namespace {
 
 void check_options(const CompileOptions& o) {
-  if (o.instances < 1) throw UserError("", "--instances", "must be >= 1");
+  if (o.instances < 1) throw UserError("", "instances", "must be >= 1");
   if (o.max_channels < 1 || o.max_channels > 32) {
     throw UserError("", "max_channels", "must be in 1..32 (MSCCL channels)");
   }
@@ -31,14 +31,14 @@ void check_options(const CompileOptions& o) {
   if (o.max_threadblocks_per_rank < 1) throw UserError("", "max_threadblocks", "must be >= 1");
   if (o.max_count < 1) throw UserError("", "max_count", "must be >= 1");
   if (o.fifo_slots < 1) throw UserError("", "fifo_slots", "must be >= 1");
-  if (o.min_bytes < 0) throw UserError("", "--min-bytes", "must be >= 0");
-  if (o.max_bytes < 0) throw UserError("", "--max-bytes", "must be >= 0");
+  if (o.min_bytes < 0) throw UserError("", "min_bytes", "must be >= 0");
+  if (o.max_bytes < 0) throw UserError("", "max_bytes", "must be >= 0");
   if (o.max_bytes > 0 && o.max_bytes < o.min_bytes) {
-    throw UserError("", "--max-bytes", "must be >= --min-bytes (or 0 = unlimited)");
+    throw UserError("", "max_bytes", "must be >= min_bytes (or 0 = unlimited)");
   }
   if (o.instances > o.max_channels) {
     throw UserError(
-        "", "--instances",
+        "", "instances",
         "each instance needs its own channel; at most " + std::to_string(o.max_channels));
   }
 }

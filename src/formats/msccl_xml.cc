@@ -500,7 +500,7 @@ XmlDialect parse_xml_dialect(const std::string& text) {
   for (char c : text) key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (key == "classic") return XmlDialect::kClassic;
   if (key == "executor") return XmlDialect::kExecutor;
-  throw UserError("", "--xml-dialect",
+  throw UserError("", "xml dialect",
                   "unknown dialect '" + text + "' (expected classic or executor)");
 }
 
@@ -511,9 +511,9 @@ std::string to_string(XmlDialect dialect) {
 std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
   const std::string coll = coll_name(p.collective, dialect);
   if (coll.empty()) {
-    throw UserError("", "--xml-dialect",
+    throw UserError("", "xml dialect",
                     "the " + to_string(dialect) + " dialect has no name for collective '" +
-                        to_string(p.collective) + "'; use --xml-dialect classic (coll=\"custom\")");
+                        to_string(p.collective) + "'; use the classic dialect (coll=\"custom\")");
   }
   const bool classic = dialect == XmlDialect::kClassic;
   std::ostringstream os;

@@ -92,7 +92,7 @@ std::vector<int> reversed(std::vector<int> ring) {
 // The rings kRing uses: as many as requested/available, no more than chunks per rank.
 std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
                                            const BaselineOptions& o) {
-  if (o.rings < 0) reject("--rings must be >= 0");
+  if (o.rings < 0) reject("rings must be >= 0");
   if (o.rings > c.chunks_per_rank) {
     reject(std::to_string(o.rings) + " rings need at least " + std::to_string(o.rings) +
            " chunks per rank to spread over them (got " + std::to_string(c.chunks_per_rank) + ")");

@@ -131,15 +131,15 @@ TEST_F(Cli, FlagsOfAnotherMethodAreBadInput) {
 
 // One spelling per concept: the old spellings are gone everywhere.
 TEST_F(Cli, OneSpellingPerConcept) {
-  EXPECT_EQ(run("bounds -t dgx1 -c allgather --protocol LL").exit_code, 2);
-  EXPECT_EQ(run("bounds -t dgx1 -c allgather --proto LL --json").exit_code, 0);
+  EXPECT_EQ(run("bounds -t dgx1 -c allgather --size 1M --protocol LL").exit_code, 2);
+  EXPECT_EQ(run("bounds -t dgx1 -c allgather --size 1M --proto LL --json").exit_code, 0);
   EXPECT_EQ(run("synth --method tacos -t dgx1 --chunks-per-rank 2").exit_code, 2);
   const std::string algo = kSource + "/examples/algorithms/ring_allgather_4.json";
   EXPECT_EQ(run("compile " + algo + " -o " + path("a.xml") + " --max-steps 4").exit_code, 2);
   const CliRun limit =
-      run("compile " + algo + " -o " + path("a.xml") + " --max-steps-per-threadblock 1");
-  EXPECT_EQ(limit.exit_code, 2) << "one step per threadblock cannot fit a ring";
-  EXPECT_NE(limit.err.find("steps"), std::string::npos) << limit.err;
+      run("compile " + algo + " -o " + path("a.xml") + " --max-threadblocks-per-rank 1");
+  EXPECT_EQ(limit.exit_code, 2) << "a ring needs a send and a receive threadblock";
+  EXPECT_NE(limit.err.find("threadblocks"), std::string::npos) << limit.err;
 }
 
 // `baseline --algo ring` without flags is NCCL's ring: every edge-disjoint ring, the data split
