@@ -93,7 +93,7 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
   gpu.input_chunks = c.input_chunks;
   gpu.output_chunks = c.output_chunks;
   if (l.inplace) {
-    // In-place programs use one buffer, the larger one (msccl-xml.md `<gpu>`).
+    // In-place programs use one buffer, the larger one (docs/formats.md `<gpu>`).
     if (c.output_chunks > c.input_chunks) {
       gpu.input_chunks = 0;
     } else {

@@ -1,5 +1,5 @@
 #pragma once
-// Runtime limits (msccl-xml.md "Limits"): steps per threadblock, threadblocks per rank,
+// Runtime limits (docs/formats.md "Runtime limits"): steps per threadblock, threadblocks per rank,
 // channels and cnt. The compiler retries with more channels when a threadblock is too long
 // and fails with a UserError naming the limit when the program cannot fit.
 

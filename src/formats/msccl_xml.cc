@@ -13,7 +13,7 @@ namespace ccsynth::formats {
 
 namespace {
 
-// Runtime limits (msccl-xml.md "Limits" and lexical rules).
+// Runtime limits (docs/formats.md "Runtime limits" and lexical rules).
 constexpr int kMaxAttributes = 16;
 constexpr size_t kMaxValueLength = 255;
 constexpr size_t kMaxChildren = 1024;
@@ -299,7 +299,7 @@ class Parser {
     p.inplace = r.get_flag("inplace");
     p.num_threads = r.has("nthreads") ? r.get_int("nthreads", 0) : 0;
 
-    // Classic when the file could not load on the executor anyway (msccl-xml.md `<algo>`).
+    // Classic when the file could not load on the executor anyway (docs/formats.md `<algo>`).
     const bool executor_attrs = r.has("outofplace") && r.has("minBytes") && r.has("maxBytes");
     const bool classic = !executor_attrs || !coll.executor || r.has("nthreads");
     doc.dialect = classic ? XmlDialect::kClassic : XmlDialect::kExecutor;
@@ -587,7 +587,7 @@ std::vector<XmlIssue> check_dialect(const Program& p, XmlDialect dialect) {
     }
     if (classic) {
       // Classic parser: i_chunks * (ngpus if allgather else 1) == nchunksperloop, and likewise
-      // o_chunks with reduce-scatter (msccl-xml.md `<gpu>`).
+      // o_chunks with reduce-scatter (docs/formats.md `<gpu>`).
       const int in_mult = p.collective == CollectiveKind::kAllGather ? p.num_ranks : 1;
       const int out_mult = p.collective == CollectiveKind::kReduceScatter ? p.num_ranks : 1;
       if (g.input_chunks > 0 && g.input_chunks * in_mult != p.chunks_per_loop) {

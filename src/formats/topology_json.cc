@@ -116,7 +116,7 @@ Topology read_topology_file(const std::string& path) {
 
 namespace {
 
-// {"k": v, ...} on one line, keys in the given order (the order formats/ccsynth-json.md uses).
+// {"k": v, ...} on one line, keys in the given order (the order docs/formats.md uses).
 std::string inline_object(const Json& object, const std::vector<const char*>& keys) {
   std::string out = "{";
   for (size_t i = 0; i < keys.size(); ++i) {

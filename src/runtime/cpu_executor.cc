@@ -304,7 +304,7 @@ struct CpuExecutor::Impl {
     return tbs[first_tb[s.rank] + step.dep_tb];
   }
 
-  // Dependency flags are per slice (msccl-xml.md): slice k of a step waits for slice k of its
+  // Dependency flags are per slice (docs/formats.md sec. 5): slice k of a step waits for slice k of its
   // dependency.
   int64_t needed_progress(const TbState& s, const Step& step, const TbState& dep) const {
     const int64_t slice = s.progress / s.num_steps;

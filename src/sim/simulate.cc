@@ -356,7 +356,7 @@ class Simulator {
     const SimStep& step = steps_[state.first_step + state.step];
     if (step.dep_tb >= 0) {
       const TbState& dep = tbs_[step.dep_tb];
-      // Dependency flags are per slice (msccl-xml.md): wait for the same slice of the step.
+      // Dependency flags are per slice (docs/formats.md sec. 5): wait for the same slice of the step.
       if (dep.progress <= slice * dep.num_steps + step.dep_step) {
         if (!state.waiting_dep) {
           dep_waiters_[step.dep_tb].push_back(tb);

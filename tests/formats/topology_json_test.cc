@@ -1,4 +1,4 @@
-// Topology JSON (formats/ccsynth-json.md): round trips of every built-in and each validation
+// Topology JSON (docs/formats.md): round trips of every built-in and each validation
 // error naming file, field and reason.
 
 #include "ccsynth/formats/topology_json.h"

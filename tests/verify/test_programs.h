@@ -51,7 +51,7 @@ inline Program ring_skeleton(const std::string& name, CollectiveKind kind, int n
 }
 
 /// Ring allgather: at time t rank r forwards chunk (r - t) mod n. Out-of-place first copies
-/// its input into o[r]; in-place programs use only the output buffer (msccl-xml.md `<gpu>`).
+/// its input into o[r]; in-place programs use only the output buffer (docs/formats.md `<gpu>`).
 inline Program ring_allgather(int n, bool inplace) {
   Program p = ring_skeleton(inplace ? "ring_allgather_inplace" : "ring_allgather",
                             CollectiveKind::kAllGather, n, inplace, inplace ? 0 : 1, n);

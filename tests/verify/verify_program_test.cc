@@ -348,7 +348,7 @@ TEST(VerifyProgram, CountMismatchBetweenSendAndReceiveIsStructure) {
   EXPECT_NE(v.message.find("sent cnt=2"), std::string::npos) << v.message;
 }
 
-// Known defect 1 (msccl-xml.md): an allreduce composed of reduce-scatter and allgather whose
+// Known defect 1 (docs/formats.md sec. 5): an allreduce composed of reduce-scatter and allgather whose
 // allgather phase sends a scratch chunk no step wrote.
 TEST(VerifyProgram, KnownDefectScratchReadBeforeWrite) {
   Program p = ring_allreduce(2, false);
@@ -415,7 +415,7 @@ TEST(VerifyProgram, ManyDefectsAreCappedPerKind) {
 }
 
 // Files written by other tools (tests/golden/xml): a compiled hierarchical allreduce with
-// cross-threadblock dependencies, and the defects msccl-xml.md lists as known in the wild.
+// cross-threadblock dependencies, and the defects docs/formats.md lists as found in other tools' output.
 Program golden(const std::string& name) {
   return formats::read_msccl_xml_file(std::string(CCSYNTH_SOURCE_DIR) + "/tests/golden/xml/" +
                                       name);

@@ -1,5 +1,5 @@
 #pragma once
-// The compiler: Algorithm -> Program (DESIGN.md sec. 1). The pipeline is one readable list of
+// The compiler: Algorithm -> Program (docs/architecture.md sec. 1). The pipeline is one readable list of
 // passes in compile.cc (docs/compiler.md maps each pass to MSCCLang sec. 4-5 and TACCL 6.2):
 // buffer allocation + instruction generation, aggregation, channel assignment, connection
 // pairing, fusion, threadblock assignment, dependency insertion, instances, limit checks.
@@ -15,7 +15,8 @@
 
 namespace ccsynth::compiler {
 
-/// Options of compile(). Limits default to the executor runtime (msccl-xml.md "Limits").
+/// Options of compile(). Limits default to the executor runtime (docs/formats.md "Runtime
+/// limits"); front ends set them per dialect with plan::apply_runtime_limits (plan/limits.h).
 struct CompileOptions {
   std::string name;   // program name; "" = the algorithm's name
   int instances = 1;  // TACCL 6.2 instances: each chunk split in N subchunks
@@ -24,8 +25,8 @@ struct CompileOptions {
   int64_t min_bytes = 0;
   int64_t max_bytes = 0;  // 0 = unlimited
   int max_channels = 32;
-  int max_steps_per_threadblock = 64;    // executor build default; classic allows 256
-  int max_threadblocks_per_rank = 1024;  // executor; classic allows 216
+  int max_steps_per_threadblock = 64;    // the executor dialect's (plan::runtime_limits)
+  int max_threadblocks_per_rank = 1024;  // the executor dialect's (plan::runtime_limits)
   int max_count = 71;                    // largest cnt of one step
   int fifo_slots = 8;     // messages a connection buffers (NCCL_STEPS); deadlock check
   bool aggregate = true;  // merge contiguous same-step transfers (MSCCLang 5.1)

@@ -1,5 +1,5 @@
 #pragma once
-// The abstract Algorithm IR (DESIGN.md sec. 1): chunk copies and reductions between ranks, with
+// The abstract Algorithm IR (docs/architecture.md sec. 1): chunk copies and reductions between ranks, with
 // an order (step) and optionally a start time; no buffers, threadblocks or channels. Produced by
 // every synthesizer, baseline and the DSL; consumed by the compiler and the verifier.
 //

@@ -1,7 +1,7 @@
 #pragma once
-// The Program IR (DESIGN.md sec. 3): MSCCL-IR as the runtimes execute it. Per rank: buffer
+// The Program IR (docs/architecture.md sec. 3): MSCCL-IR as the runtimes execute it. Per rank: buffer
 // sizes in chunks and threadblocks; a threadblock has one send peer, one receive peer and a
-// channel, and runs its steps in order. Field meanings follow shared/formats/msccl-xml.md
+// channel, and runs its steps in order. Field meanings follow docs/formats.md sec. 5
 // exactly; the XML reader and writer in `formats` map one to one onto these types.
 
 #include <cstdint>
@@ -17,7 +17,7 @@ namespace ccsynth {
 /// A rank-local buffer: input 'i', output 'o', scratch 's'.
 enum class Buffer { kInput, kOutput, kScratch };
 
-/// Instruction types of MSCCL-IR (msccl-xml.md, `<step>` table).
+/// Instruction types of MSCCL-IR (docs/formats.md, `<step>` table).
 enum class StepType {
   kSend,                // s
   kRecv,                // r

@@ -1,5 +1,5 @@
 #pragma once
-// Outcome of a synthesizer run (DESIGN.md sec. 4): expected outcomes are values, not errors.
+// Outcome of a synthesizer run (docs/architecture.md sec. 4): expected outcomes are values, not errors.
 
 #include <string>
 

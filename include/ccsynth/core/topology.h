@@ -2,7 +2,7 @@
 // The physical machine: ranks (GPUs/NPUs) grouped into nodes, directed point-to-point links with
 // an alpha-beta cost and a number of parallel lanes, and switches as hyperedges whose per-rank
 // ports carry one transfer in and one out at a time (NVSwitch, an IB fabric). See
-// formats/ccsynth-json.md for the serialized form and docs/topologies.md for built-ins.
+// docs/formats.md for the serialized form and docs/topologies.md for built-ins.
 
 #include <optional>
 #include <ostream>

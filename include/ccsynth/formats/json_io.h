@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by every reader of ccsynth's JSON formats (formats/ccsynth-json.md): parse a
+// Helpers shared by every reader of ccsynth's JSON formats (docs/formats.md): parse a
 // file with errors that name it, check the "format"/"version" header, reject unknown keys, and
 // read typed fields whose errors name the JSON path.
 
@@ -24,7 +24,7 @@ class JsonReader {
 
   /// Throws unless the object is a JSON object.
   void require_object() const;
-  /// Checks "format" == format and "version" <= max_version (ccsynth-json.md header).
+  /// Checks "format" == format and "version" <= max_version (docs/formats.md sec. 0).
   void require_header(const std::string& format, int max_version) const;
   /// Rejects keys outside `allowed` ("extra" is always allowed, as the format says).
   void reject_unknown_keys(const std::vector<std::string>& allowed) const;

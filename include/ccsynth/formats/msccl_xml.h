@@ -1,5 +1,5 @@
 #pragma once
-// MSCCL-IR XML (shared/formats/msccl-xml.md): a writer for both runtime dialects ("classic":
+// MSCCL-IR XML (docs/formats.md sec. 5): a writer for both runtime dialects ("classic":
 // microsoft/msccl, "executor": Azure/msccl-executor-nccl and RCCL) and a reader that accepts
 // files of either dialect written by other tools.
 //
@@ -64,7 +64,7 @@ Program read_msccl_xml_file(const std::string& path);
 /// Reads a file and returns the whole document (program, dialect, issues).
 MscclXmlDocument parse_msccl_xml_file(const std::string& path);
 
-/// Runtime-level checks of a program against one dialect (msccl-xml.md "Limits", `<gpu>` and
+/// Runtime-level checks of a program against one dialect (docs/formats.md "Runtime limits", `<gpu>` and
 /// `<algo>` rules): collective name, steps/threadblocks per rank, channels, counts, the
 /// classic chunk-count rule, the executor's nop-dependency rule and the size range.
 std::vector<XmlIssue> check_dialect(const Program& program, XmlDialect dialect);

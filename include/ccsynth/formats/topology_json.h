@@ -1,6 +1,6 @@
 #pragma once
-// Topology JSON, "format": "ccsynth-topology", "version": 1, exactly as formats/ccsynth-json.md
-// in shared/ describes it: name, ranks, nodes, directed links (src, dst, lanes, alpha_us,
+// Topology JSON, "format": "ccsynth-topology", "version": 1, exactly as docs/formats.md
+// sec. 1 describes it: name, ranks, nodes, directed links (src, dst, lanes, alpha_us,
 // beta_us_per_mb, kind) and switches (name, ranks, alpha_us, port_beta_us_per_mb, kind), plus
 // ccsynth's optional switch "port_group" (ports shared by several ranks; docs/topologies.md).
 

@@ -1,6 +1,6 @@
 #pragma once
 // The verifier's result: a list of violations (empty = correct), each with a kind from
-// formats/ccsynth-json.md and the location (rank, threadblock, step) it was found at.
+// docs/formats.md and the location (rank, threadblock, step) it was found at.
 
 #include <ostream>
 #include <string>
@@ -8,7 +8,7 @@
 
 namespace ccsynth::verify {
 
-/// Kinds of defects, serialized as in formats/ccsynth-json.md.
+/// Kinds of defects, serialized as in docs/formats.md.
 enum class ViolationKind { kPostcondition, kDeadlock, kUninitializedRead, kRace, kBounds, kStructure };
 
 /// "postcondition", "deadlock", "uninitialized-read", "race", "bounds", "structure".
