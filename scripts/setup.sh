@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libpugixml-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev coinor-libclp-dev libz3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-format clang-tidy
   help2man
 )
 

@@ -366,7 +366,9 @@ const Synthesizer& find_synthesizer(const std::string& name, const std::string& 
 
 void check_params(const Synthesizer& method, const nlohmann::json& params) {
   if (!params.is_object()) throw UserError("", "params", "expected an object of parameters");
-  for (const auto& [key, value] : params.items()) {
+  for (const auto& item : params.items()) {
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     const auto it = std::find_if(method.params.begin(), method.params.end(),
                                  [&key](const SynthParam& p) { return p.name == key; });
     if (it == method.params.end()) {

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# clang-format (.clang-format) over every tracked C++ file: `bash scripts/format.sh` rewrites
+# them, `bash scripts/format.sh --check` only reports files that differ (exit 1), as CI does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mapfile -t files < <(git ls-files '*.cc' '*.h')
+if [ "${1:-}" = "--check" ]; then
+  clang-format --dry-run --Werror "${files[@]}"
+  echo "format: ${#files[@]} files follow .clang-format"
+else
+  clang-format -i "${files[@]}"
+fi
