@@ -1,4 +1,4 @@
-// TACCL synthesis benchmark (issue 5): synthesis time of the paper's table 2 cases against the
+// TACCL synthesis benchmark: synthesis time of the paper's table 2 cases against the
 // Gurobi times reported there, and the simulated time of the synthesized algorithms against the
 // ring baseline (1 KB - 1 GB) and the lower bound (1 GB).
 //
