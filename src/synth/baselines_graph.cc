@@ -8,6 +8,7 @@
 #include <set>
 
 #include "baselines_detail.h"
+#include "ccsynth/core/graph.h"
 
 namespace ccsynth::synth::detail {
 
@@ -60,7 +61,6 @@ Tree Tree::from_parents(int root, std::vector<int> parent) {
   t.root = root;
   t.parent = std::move(parent);
   t.children.assign(n, {});
-  t.depth.assign(n, -1);
   t.height.assign(n, 0);
   for (int v = 0; v < n; ++v) {
     if (v != root) {
@@ -69,15 +69,11 @@ Tree Tree::from_parents(int root, std::vector<int> parent) {
     }
   }
   CCSYNTH_CHECK(t.parent[root] == -1) << "root has a parent";
-  std::vector<int> order{root};  // BFS order: parents before children
-  t.depth[root] = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    for (int c : t.children[order[i]]) {
-      t.depth[c] = t.depth[order[i]] + 1;
-      order.push_back(c);
-    }
-  }
+  // BFS down the children: depths are hop distances, and its order puts parents first.
+  const BfsResult search = breadth_first_search(t.children, {root});
+  const std::vector<int>& order = search.order;
   CCSYNTH_CHECK(static_cast<int>(order.size()) == n) << "parent array is not a spanning tree";
+  t.depth = search.distance;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (*it != root) t.height[t.parent[*it]] = std::max(t.height[t.parent[*it]], t.height[*it] + 1);
   }
@@ -192,15 +188,11 @@ std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool
       if (i != j && ok(subset[i], subset[j])) edge[i][j] = 1, lanes[i][j] = weight(subset[i], subset[j]);
   // Hop distance from the start; later variants break Warnsdorff ties by visiting far ranks
   // first, which leaves a way back to the start on grids.
-  std::vector<int> dist(m, -1);
-  dist[0] = 0;
-  for (std::vector<int> queue{0}; !queue.empty();) {
-    std::vector<int> next;
-    for (int u : queue)
-      for (int v = 0; v < m; ++v)
-        if (dist[v] < 0 && edge[u][v]) dist[v] = dist[u] + 1, next.push_back(v);
-    queue = std::move(next);
-  }
+  auto for_each_edge_from = [&edge, m](int u, auto&& visit) {
+    for (int v = 0; v < m; ++v)
+      if (edge[u][v]) visit(v);
+  };
+  const std::vector<int> dist = breadth_first_search(m, {0}, for_each_edge_from).distance;
   std::vector<int> path{subset[0]};
   std::vector<int> at{0};  // subset indices of the path
   std::vector<char> used(m, 0);
@@ -332,45 +324,26 @@ std::optional<std::vector<int>> Net::hamiltonian_path(int start) const {
 std::vector<int> Net::shortest_path(int a, int b, const std::vector<int>& allowed) const {
   std::vector<char> ok(n_, allowed.empty() ? 1 : 0);
   for (int r : allowed) ok[r] = 1;
-  std::vector<int> parent(n_, -2);
-  std::deque<int> queue{a};
-  parent[a] = -1;
-  while (!queue.empty() && parent[b] == -2) {
-    const int u = queue.front();
-    queue.pop_front();
+  auto for_each_allowed_successor = [&](int u, auto&& visit) {
     for (int v = 0; v < n_; ++v) {
-      if (ok[v] && parent[v] == -2 && connected(u, v)) {
-        parent[v] = u;
-        queue.push_back(v);
-      }
+      if (ok[v] && connected(u, v)) visit(v);
     }
-  }
-  if (parent[b] == -2) return {};
-  std::vector<int> path;
-  for (int v = b; v != -1; v = parent[v]) path.push_back(v);
-  std::reverse(path.begin(), path.end());
-  return path;
+  };
+  return breadth_first_search(n_, {a}, for_each_allowed_successor, b).path_to(b);
 }
 
 Tree Net::bfs_tree(int root, bool sym) const {
-  std::vector<int> parent(n_, -2);
-  std::deque<int> queue{root};
-  parent[root] = -1;
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
+  auto for_each_successor = [&](int u, auto&& visit) {
     for (int v = 0; v < n_; ++v) {
-      if (parent[v] == -2 && (sym ? linked(u, v) : connected(u, v))) {
-        parent[v] = u;
-        queue.push_back(v);
-      }
+      if (sym ? linked(u, v) : connected(u, v)) visit(v);
     }
-  }
+  };
+  const BfsResult search = breadth_first_search(n_, {root}, for_each_successor);
   for (int v = 0; v < n_; ++v) {
-    if (parent[v] == -2) reject("rank " + std::to_string(v) + " is not reachable from rank " +
-                                std::to_string(root) + (sym ? " over two-way connections" : ""));
+    if (!search.reached(v)) reject("rank " + std::to_string(v) + " is not reachable from rank " +
+                                   std::to_string(root) + (sym ? " over two-way connections" : ""));
   }
-  return Tree::from_parents(root, parent);
+  return Tree::from_parents(root, search.parent);
 }
 
 Tree Net::binary_spanning_tree(int root) const {

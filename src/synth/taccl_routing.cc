@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/solvers/milp.h"
 #include "ccsynth/synth/taccl.h"
 #include "taccl_detail.h"
@@ -280,30 +281,25 @@ Routing RoutingModel::extract(const std::vector<std::vector<int>>& trees) const 
   for (size_t k = 0; k < chunks_.size(); ++k) {
     const ChunkInfo& info = chunks_[k];
     std::map<int, int> delivered;  // rank -> transfer that brought the chunk
-    std::vector<int> frontier = {info.source};
-    std::vector<bool> used(trees[k].size(), false);
-    while (!frontier.empty()) {
-      std::vector<int> next;
-      for (int u : frontier) {
-        for (size_t i = 0; i < trees[k].size(); ++i) {
-          const LogicalLink& link = lt_.links[trees[k][i]];
-          if (used[i] || link.src != u) continue;
-          used[i] = true;
-          CCSYNTH_CHECK(!delivered.count(link.dst) && link.dst != info.source)
-              << "chunk " << k << " reaches rank " << link.dst << " twice";
-          Transfer t;
-          t.chunk = static_cast<int>(k);
-          t.src = link.src;
-          t.dst = link.dst;
-          t.link = trees[k][i];
-          if (u != info.source) t.preds.push_back(delivered.at(u));
-          delivered[link.dst] = static_cast<int>(routing.transfers.size());
-          routing.transfers.push_back(std::move(t));
-          next.push_back(link.dst);
-        }
+    // Expanding rank u records the transfers of the tree's links out of u, in tree order.
+    auto for_each_tree_link_out = [&](int u, auto&& visit) {
+      for (int l : trees[k]) {
+        const LogicalLink& link = lt_.links[l];
+        if (link.src != u) continue;
+        CCSYNTH_CHECK(!delivered.count(link.dst) && link.dst != info.source)
+            << "chunk " << k << " reaches rank " << link.dst << " twice";
+        Transfer t;
+        t.chunk = static_cast<int>(k);
+        t.src = link.src;
+        t.dst = link.dst;
+        t.link = l;
+        if (u != info.source) t.preds.push_back(delivered.at(u));
+        delivered[link.dst] = static_cast<int>(routing.transfers.size());
+        routing.transfers.push_back(std::move(t));
+        visit(link.dst);
       }
-      frontier = std::move(next);
-    }
+    };
+    breadth_first_search(lt_.num_ranks, {info.source}, for_each_tree_link_out);
     for (int d : info.dests) {
       CCSYNTH_CHECK(delivered.count(d)) << "routing misses chunk " << k << " at rank " << d;
     }
