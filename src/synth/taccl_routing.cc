@@ -123,16 +123,16 @@ class RoutingModel {
   const Collective& c_;
   double bytes_;
   bool use_relays_;
-  std::vector<std::vector<int>> group_;        // usable rank permutations
-  std::vector<std::vector<int>> chunk_img_;    // [g][chunk]
-  std::vector<std::vector<int>> link_img_;     // [g][link]
+  std::vector<std::vector<int>> group_;      // usable rank permutations
+  std::vector<std::vector<int>> chunk_img_;  // [g][chunk]
+  std::vector<std::vector<int>> link_img_;   // [g][link]
   std::vector<ChunkInfo> chunks_;
   double latency_bound_ = 0.0;
   std::map<int, std::vector<std::vector<double>>> dist_;  // source -> all-pairs distances
   solvers::MilpModel model_;
-  std::map<std::pair<int, int>, int> vars_;    // canonical (chunk, link) -> variable
-  std::map<int, std::set<int>> util_sent_;  // canonical hyperedge link -> its is_sent variables
-  std::map<int, int> util_;                 // canonical hyperedge link -> utilization variable
+  std::map<std::pair<int, int>, int> vars_;  // canonical (chunk, link) -> variable
+  std::map<int, std::set<int>> util_sent_;   // canonical hyperedge link -> its is_sent variables
+  std::map<int, int> util_;                  // canonical hyperedge link -> utilization variable
 };
 
 void RoutingModel::build_group() {
@@ -443,8 +443,8 @@ void RoutingModel::add_switch_utilization() {
       1e-3 * std::max(latency_bound_, 1e-3) / std::max<size_t>(1, util_sent_.size());
   for (const auto& [l, sent] : util_sent_) {
     const SwitchPolicy p = lt_.policies[lt_.links[l].hyperedge];
-    const int u = model_.add_binary(p == SwitchPolicy::kUcMin ? gamma : -gamma,
-                                    "util_l" + std::to_string(l));
+    const int u =
+        model_.add_binary(p == SwitchPolicy::kUcMin ? gamma : -gamma, "util_l" + std::to_string(l));
     util_[l] = u;
     std::vector<solvers::Term> upper = {{u, 1.0}};
     for (int v : sent) {

@@ -659,10 +659,11 @@ class ListScheduler {
   const Resources& res_;
   const std::vector<double>& lat_;
   const PathLengths paths_;
-  std::vector<double> slot_free_, send_free_, recv_free_;  // when each lane / port is free
-  std::vector<int> missing_;       // dependencies not placed yet
-  std::vector<double> ready_at_;   // latest arrival of the placed dependencies
-  std::vector<int> ready_;         // transfers whose dependencies are all placed
+  // When each lane slot, send port and receive port is free again.
+  std::vector<double> slot_free_, send_free_, recv_free_;
+  std::vector<int> missing_;                // dependencies not placed yet
+  std::vector<double> ready_at_;            // latest arrival of the placed dependencies
+  std::vector<int> ready_;                  // transfers whose dependencies are all placed
   std::vector<int> send_port_, recv_port_;  // port indices in res_, or -1
 };
 
@@ -784,8 +785,8 @@ class ScheduleModel {
   const OrderGraph graph_;
   const TimeWindows windows_;
   solvers::MilpModel m_;
-  std::vector<double> start_;  // MIP start, grown with the variables
-  std::vector<int> send_;      // transfer -> send time variable
+  std::vector<double> start_;   // MIP start, grown with the variables
+  std::vector<int> send_;       // transfer -> send time variable
   std::vector<Affine> finish_;  // transfer -> its finish (arrival) time
   std::vector<int> part_;       // transfer -> running finish of its merge group, or -1
   std::vector<Merge> merges_;
@@ -794,8 +795,7 @@ class ScheduleModel {
   int time_ = -1;
 };
 
-int ScheduleModel::add_var(double lb, double hi, bool integer, double initial,
-                           double objective) {
+int ScheduleModel::add_var(double lb, double hi, bool integer, double initial, double objective) {
   const int v = m_.add_var(lb, hi, integer, objective);
   start_.push_back(initial);
   return v;
