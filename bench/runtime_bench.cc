@@ -1,4 +1,4 @@
-// CPU runtime benchmark (issue 8): busbw of the ring allreduce baseline on 8 ranks at 64 MB per
+// CPU runtime benchmark: busbw of the ring allreduce baseline on 8 ranks at 64 MB per
 // rank, next to this machine's memcpy bandwidth measured in the same run, as CSV.
 //   cmake -S . -B build/rel -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build/rel --target runtime_bench
 //   build/rel/bin/runtime_bench [--bytes 64M] [--iters 5] [--warmup 1] [--topology ring:8]

@@ -1,4 +1,4 @@
-// SCCL synthesis times (SCCL tables 4-5 and the targets of issue 6). Not a Google Benchmark:
+// SCCL synthesis times (SCCL tables 4-5 and the target cases below). Not a Google Benchmark:
 // one SMT instance takes seconds, so each case runs once and prints its wall time.
 //
 //   sccl_bench                       all targets: allgather (6,7,7), (6,3,7), alltoall (8,3,3),

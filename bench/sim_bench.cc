@@ -1,4 +1,4 @@
-// Simulator and lower-bound benchmarks (issue 4 targets: >= 2 million slice events per second;
+// Simulator and lower-bound benchmarks (targets: >= 2 million slice events per second;
 // a 1024-rank ring allreduce simulated at one size in under a second).
 //   cmake -S . -B build/rel -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build/rel --target sim_bench
 //   build/rel/bin/sim_bench

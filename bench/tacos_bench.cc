@@ -1,4 +1,4 @@
-// TACOS synthesis benchmark (issue 7): synthesis time, peak memory and TEN collective time
+// TACOS synthesis benchmark: synthesis time, peak memory and TEN collective time
 // against a simple lower bound, on meshes, tori, hypercubes and the heterogeneous 3-D RFS.
 //
 //   tacos_bench [CASE...]     (no argument: every case but mesh100; `list` prints the cases)

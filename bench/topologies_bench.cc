@@ -1,4 +1,4 @@
-// Topology library benchmark (issue 2): time to build (and validate) large built-in topologies
+// Topology library benchmark: time to build (and validate) large built-in topologies
 // and to round-trip them through topology JSON. Other engineers synthesize on a 100x100 mesh
 // and a 512-rank RFS, so these must build in well under a second.
 //

@@ -62,5 +62,7 @@ function(ccsynth_add_test name)
   target_compile_definitions(${name} PRIVATE
     CCSYNTH_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     CCSYNTH_SHARED_DIR="${PROJECT_SOURCE_DIR}/../shared")
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  # NO_PRETTY_VALUES: parameterized tests name their cases (name generators), so CTest keeps
+  # those names instead of appending "# GetParam() = <value>".
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES PROPERTIES TIMEOUT 600)
 endfunction()

@@ -1,7 +1,6 @@
 #include "ccsynth/core/topology.h"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 #include <set>
 
@@ -126,23 +125,6 @@ std::vector<std::vector<int>> Topology::out_neighbors() const {
   return out;
 }
 
-std::vector<int> bfs_hop_distances(const std::vector<std::vector<int>>& adjacency, int src) {
-  std::vector<int> dist(adjacency.size(), -1);
-  std::deque<int> queue{src};
-  dist[src] = 0;
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (int v : adjacency[u]) {
-      if (dist[v] < 0) {
-        dist[v] = dist[u] + 1;
-        queue.push_back(v);
-      }
-    }
-  }
-  return dist;
-}
-
 std::vector<int> Topology::hop_distances_from(int src) const {
   return bfs_hop_distances(out_neighbors(), src);
 }
@@ -150,25 +132,10 @@ std::vector<int> Topology::hop_distances_from(int src) const {
 int Topology::diameter() const {
   const auto neighbors = out_neighbors();
   int diameter = 0;
-  std::vector<int> dist(num_ranks);
   for (int src = 0; src < num_ranks; ++src) {
-    std::fill(dist.begin(), dist.end(), -1);
-    std::deque<int> queue{src};
-    dist[src] = 0;
-    int reached = 1;
-    while (!queue.empty()) {
-      const int u = queue.front();
-      queue.pop_front();
-      for (int v : neighbors[u]) {
-        if (dist[v] < 0) {
-          dist[v] = dist[u] + 1;
-          diameter = std::max(diameter, dist[v]);
-          ++reached;
-          queue.push_back(v);
-        }
-      }
-    }
-    if (reached != num_ranks) return -1;
+    const BfsResult search = breadth_first_search(neighbors, {src});
+    if (static_cast<int>(search.order.size()) != num_ranks) return -1;
+    diameter = std::max(diameter, search.max_distance());
   }
   return diameter;
 }
@@ -293,27 +260,11 @@ void validate_reachability(const Topology& t, const std::string& file) {
   if (t.num_ranks <= 1) return;
   // Strong connectivity: everything reachable from 0 and 0 reachable from everything.
   const auto forward = t.out_neighbors();
-  std::vector<std::vector<int>> backward(t.num_ranks);
-  for (int u = 0; u < t.num_ranks; ++u) {
-    for (int v : forward[u]) backward[v].push_back(u);
-  }
-  using Graph = std::vector<std::vector<int>>;
-  for (const Graph* graph : {&forward, static_cast<const Graph*>(&backward)}) {
-    std::vector<char> seen(t.num_ranks, 0);
-    std::deque<int> queue{0};
-    seen[0] = 1;
-    while (!queue.empty()) {
-      const int u = queue.front();
-      queue.pop_front();
-      for (int v : (*graph)[u]) {
-        if (!seen[v]) {
-          seen[v] = 1;
-          queue.push_back(v);
-        }
-      }
-    }
+  const auto backward = reverse_adjacency(forward);
+  for (const auto* graph : {&forward, &backward}) {
+    const BfsResult search = breadth_first_search(*graph, {0});
     for (int r = 0; r < t.num_ranks; ++r) {
-      if (!seen[r]) {
+      if (!search.reached(r)) {
         const bool fwd = graph == &forward;
         throw UserError(file, "links",
                         "rank " + std::to_string(r) + (fwd ? " is unreachable from rank 0"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <functional>
 #include <limits>
 #include <map>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
 
 namespace ccsynth::sim {
@@ -132,20 +132,17 @@ class MaxFlow {
     double cap;
     int rev;
   };
+  // Dinic's level graph: hop distances from s over arcs with capacity left; false when t is
+  // out of reach.
   bool bfs(int s, int t) {
-    std::fill(level_.begin(), level_.end(), -1);
-    std::deque<int> queue{s};
-    level_[s] = 0;
-    while (!queue.empty()) {
-      const int u = queue.front();
-      queue.pop_front();
+    auto for_each_residual_neighbor = [this](int u, auto&& visit) {
       for (const Arc& a : graph_[u]) {
-        if (a.cap > 1e-12 && level_[a.to] < 0) {
-          level_[a.to] = level_[u] + 1;
-          queue.push_back(a.to);
-        }
+        if (a.cap > 1e-12) visit(a.to);
       }
-    }
+    };
+    level_ = breadth_first_search(static_cast<int>(graph_.size()), {s},
+                                  for_each_residual_neighbor)
+                 .distance;
     return level_[t] >= 0;
   }
   double dfs(int u, int t, double pushed) {
@@ -206,26 +203,16 @@ std::vector<int> hops_from(const Topology& t, int src) {
   for (size_t s = 0; s < t.switches.size(); ++s) {
     for (int r : t.switches[s].ranks) switches_of[r].push_back(static_cast<int>(s));
   }
-  std::vector<int> dist(n, -1);
   std::vector<char> switch_done(t.switches.size(), 0);
-  std::deque<int> queue{src};
-  dist[src] = 0;
-  auto visit = [&](int u, int v) {
-    if (dist[v] >= 0) return;
-    dist[v] = dist[u] + 1;
-    queue.push_back(v);
-  };
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (int v : links_from[u]) visit(u, v);
+  auto for_each_neighbor = [&](int u, auto&& visit) {
+    for (int v : links_from[u]) visit(v);
     for (int s : switches_of[u]) {
       if (switch_done[s]) continue;  // its ranks were all reached from an earlier rank
       switch_done[s] = 1;
-      for (int v : t.switches[s].ranks) visit(u, v);
+      for (int v : t.switches[s].ranks) visit(v);
     }
-  }
-  return dist;
+  };
+  return breadth_first_search(n, {src}, for_each_neighbor).distance;
 }
 
 // Candidate cuts for topologies too large to enumerate: node groups, the ranks sharing a switch

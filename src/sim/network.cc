@@ -1,9 +1,9 @@
 #include "network.h"
 
 #include <algorithm>
-#include <deque>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
 
 namespace ccsynth::sim {
@@ -107,26 +107,19 @@ std::vector<Connection> Network::shortest_path(int src, int dst) const {
   // BFS over ranks: the first path found is a shortest one in hops; each hop then uses the
   // connection direct() picks.
   const int n = topology_.num_ranks;
-  std::vector<int> parent(n, -1);
-  parent[src] = src;
-  std::deque<int> queue{src};
-  auto visit = [&](int u, int v) {
-    if (v < 0 || v >= n || parent[v] >= 0) return;
-    parent[v] = u;
-    queue.push_back(v);
-  };
-  while (!queue.empty() && parent[dst] < 0) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (int i : links_from_[u]) visit(u, topology_.links[i].dst);
+  auto for_each_neighbor = [this, n](int u, auto&& visit) {
+    auto visit_rank = [&visit, n](int v) {
+      if (v >= 0 && v < n) visit(v);
+    };
+    for (int i : links_from_[u]) visit_rank(topology_.links[i].dst);
     for (int s : switches_of_[u]) {
-      for (int v : topology_.switches[s].ranks) visit(u, v);
+      for (int v : topology_.switches[s].ranks) visit_rank(v);
     }
-  }
-  if (parent[dst] < 0) return {};
+  };
+  const std::vector<int> ranks =
+      breadth_first_search(n, {src}, for_each_neighbor, dst).path_to(dst);
   std::vector<Connection> path;
-  for (int v = dst; v != src; v = parent[v]) path.push_back(*direct(parent[v], v));
-  std::reverse(path.begin(), path.end());
+  for (size_t i = 1; i < ranks.size(); ++i) path.push_back(*direct(ranks[i - 1], ranks[i]));
   return path;
 }
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "baselines_detail.h"
+#include "ccsynth/core/graph.h"
 
 namespace ccsynth::synth::detail {
 
@@ -60,7 +61,6 @@ Tree Tree::from_parents(int root, std::vector<int> parent) {
   t.root = root;
   t.parent = std::move(parent);
   t.children.assign(n, {});
-  t.depth.assign(n, -1);
   t.height.assign(n, 0);
   for (int v = 0; v < n; ++v) {
     if (v != root) {
@@ -69,15 +69,11 @@ Tree Tree::from_parents(int root, std::vector<int> parent) {
     }
   }
   CCSYNTH_CHECK(t.parent[root] == -1) << "root has a parent";
-  std::vector<int> order{root};  // BFS order: parents before children
-  t.depth[root] = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    for (int c : t.children[order[i]]) {
-      t.depth[c] = t.depth[order[i]] + 1;
-      order.push_back(c);
-    }
-  }
+  // BFS down the children: depths are hop distances, and its order puts parents first.
+  const BfsResult search = breadth_first_search(t.children, {root});
+  const std::vector<int>& order = search.order;
   CCSYNTH_CHECK(static_cast<int>(order.size()) == n) << "parent array is not a spanning tree";
+  t.depth = search.distance;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     if (*it != root) t.height[t.parent[*it]] = std::max(t.height[t.parent[*it]], t.height[*it] + 1);
   }
@@ -178,94 +174,136 @@ constexpr int kNearVariants = 6;        // candidate orders tried without, then 
 // resources the edge holds exclusively (shared switch ports): no two edges of the result share
 // one.
 using Claims = std::function<std::vector<int>(int, int)>;
+class HamiltonianSearch {
+ public:
+  HamiltonianSearch(const std::vector<int>& subset, bool close, int variant,
+                    const std::function<bool(int, int)>& ok,
+                    const std::function<int(int, int)>& weight, const Claims& claims)
+      : subset_(subset),
+        m_(static_cast<int>(subset.size())),
+        close_(close),
+        variant_(variant),
+        claims_(claims),
+        edge_(m_, std::vector<char>(m_, 0)),
+        lanes_(m_, std::vector<int>(m_, 0)),
+        path_{subset[0]},
+        at_{0},
+        used_(m_, 0) {
+    // Edges and weights by subset index, computed once (capacities do not change during a
+    // search).
+    for (int i = 0; i < m_; ++i)
+      for (int j = 0; j < m_; ++j)
+        if (i != j && ok(subset[i], subset[j]))
+          edge_[i][j] = 1, lanes_[i][j] = weight(subset[i], subset[j]);
+    // Hop distance from the start; later variants break Warnsdorff ties by visiting far ranks
+    // first, which leaves a way back to the start on grids.
+    auto for_each_edge_from = [this](int u, auto&& visit) {
+      for (int v = 0; v < m_; ++v)
+        if (edge_[u][v]) visit(v);
+    };
+    dist_ = breadth_first_search(m_, {0}, for_each_edge_from).distance;
+    used_[0] = 1;
+  }
+
+  /// The cycle or path in subset order, if found within the budget.
+  std::optional<std::vector<int>> run() {
+    if (dfs()) return path_;
+    return std::nullopt;
+  }
+
+ private:
+  // Prunes dead ends: every unvisited rank still needs a way in (from another unvisited rank
+  // or the path's end) and a way out (to another unvisited rank, or back to the start when
+  // closing a cycle), and a cycle's start needs a way in.
+  bool completable() const {
+    const int end = at_.back();
+    bool start_in = false;
+    for (int i = 0; i < m_; ++i) {
+      if (used_[i]) continue;
+      bool in = edge_[end][i], out = close_ && edge_[i][0];
+      start_in = start_in || out;
+      for (int j = 0; j < m_ && !(in && out); ++j) {
+        if (used_[j] || j == i) continue;
+        in = in || edge_[j][i];
+        out = out || edge_[i][j];
+      }
+      if (!in || (!out && static_cast<int>(path_.size()) + 1 < m_)) return false;
+    }
+    return !close_ || start_in || static_cast<int>(path_.size()) == m_;
+  }
+
+  // Whether edge i -> j claims no resource the path already holds.
+  bool free_edge(int i, int j) const {
+    if (!claims_) return true;
+    for (int c : claims_(subset_[i], subset_[j])) {
+      if (held_.count(c)) return false;
+    }
+    return true;
+  }
+
+  void hold(int i, int j, bool take) {
+    if (!claims_) return;
+    for (int c : claims_(subset_[i], subset_[j])) {
+      take ? (void)held_.insert(c) : (void)held_.erase(c);
+    }
+  }
+
+  // The next ranks to try after subset index a, best first.
+  std::vector<int> candidates(int a) const {
+    std::vector<std::pair<std::tuple<int, int, int, int>, int>> cands;
+    for (int i = 0; i < m_; ++i) {
+      if (used_[i] || !edge_[a][i] || !free_edge(a, i)) continue;
+      int onward = 0;
+      for (int j = 0; j < m_; ++j) onward += (!used_[j] && j != i && edge_[i][j]);
+      const int far = variant_ >= kNearVariants ? -dist_[i] : 0;
+      cands.push_back({{onward, -lanes_[a][i], far, (i + variant_) % m_}, i});
+    }
+    std::sort(cands.begin(), cands.end());
+    std::vector<int> out;
+    for (const auto& [key, i] : cands) out.push_back(i);
+    return out;
+  }
+
+  bool dfs() {
+    if (--budget_ < 0) return false;
+    const int a = at_.back();
+    if (static_cast<int>(path_.size()) == m_) return !close_ || (edge_[a][0] && free_edge(a, 0));
+    if (!completable()) return false;
+    for (int i : candidates(a)) {
+      used_[i] = 1;
+      path_.push_back(subset_[i]);
+      at_.push_back(i);
+      hold(a, i, true);
+      if (dfs()) return true;
+      hold(a, i, false);
+      at_.pop_back();
+      path_.pop_back();
+      used_[i] = 0;
+    }
+    return false;
+  }
+
+  const std::vector<int>& subset_;
+  const int m_;
+  const bool close_;
+  const int variant_;
+  const Claims& claims_;
+  std::vector<std::vector<char>> edge_;
+  std::vector<std::vector<int>> lanes_;
+  std::vector<int> dist_;  // hops from subset[0]
+  std::vector<int> path_;
+  std::vector<int> at_;  // subset indices of the path
+  std::vector<char> used_;
+  std::set<int> held_;  // claimed resources of the path's edges
+  long budget_ = kPathBudget;
+};
+
 std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool close, int variant,
                                             const std::function<bool(int, int)>& ok,
                                             const std::function<int(int, int)>& weight,
                                             const Claims& claims = {}) {
-  const int m = static_cast<int>(subset.size());
-  if (m == 1) return subset;
-  // Edges and weights by subset index, computed once (capacities do not change during a search).
-  std::vector<std::vector<char>> edge(m, std::vector<char>(m, 0));
-  std::vector<std::vector<int>> lanes(m, std::vector<int>(m, 0));
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < m; ++j)
-      if (i != j && ok(subset[i], subset[j])) edge[i][j] = 1, lanes[i][j] = weight(subset[i], subset[j]);
-  // Hop distance from the start; later variants break Warnsdorff ties by visiting far ranks
-  // first, which leaves a way back to the start on grids.
-  std::vector<int> dist(m, -1);
-  dist[0] = 0;
-  for (std::vector<int> queue{0}; !queue.empty();) {
-    std::vector<int> next;
-    for (int u : queue)
-      for (int v = 0; v < m; ++v)
-        if (dist[v] < 0 && edge[u][v]) dist[v] = dist[u] + 1, next.push_back(v);
-    queue = std::move(next);
-  }
-  std::vector<int> path{subset[0]};
-  std::vector<int> at{0};  // subset indices of the path
-  std::vector<char> used(m, 0);
-  used[0] = 1;
-  long budget = kPathBudget;
-  // Prunes dead ends: every unvisited rank still needs a way in (from another unvisited rank
-  // or the path's end) and a way out (to another unvisited rank, or back to the start when
-  // closing a cycle), and a cycle's start needs a way in.
-  auto completable = [&]() {
-    const int end = at.back();
-    bool start_in = false;
-    for (int i = 0; i < m; ++i) {
-      if (used[i]) continue;
-      bool in = edge[end][i], out = close && edge[i][0];
-      start_in = start_in || out;
-      for (int j = 0; j < m && !(in && out); ++j) {
-        if (used[j] || j == i) continue;
-        in = in || edge[j][i];
-        out = out || edge[i][j];
-      }
-      if (!in || (!out && static_cast<int>(path.size()) + 1 < m)) return false;
-    }
-    return !close || start_in || static_cast<int>(path.size()) == m;
-  };
-  std::set<int> held;  // claimed resources of the path's edges
-  auto free_edge = [&](int i, int j) {
-    if (!claims) return true;
-    for (int c : claims(subset[i], subset[j])) {
-      if (held.count(c)) return false;
-    }
-    return true;
-  };
-  auto hold = [&](int i, int j, bool take) {
-    if (!claims) return;
-    for (int c : claims(subset[i], subset[j])) take ? (void)held.insert(c) : (void)held.erase(c);
-  };
-  std::function<bool()> dfs = [&]() -> bool {
-    if (--budget < 0) return false;
-    const int a = at.back();
-    if (static_cast<int>(path.size()) == m) return !close || (edge[a][0] && free_edge(a, 0));
-    if (!completable()) return false;
-    std::vector<std::pair<std::tuple<int, int, int, int>, int>> cands;
-    for (int i = 0; i < m; ++i) {
-      if (used[i] || !edge[a][i] || !free_edge(a, i)) continue;
-      int onward = 0;
-      for (int j = 0; j < m; ++j) onward += (!used[j] && j != i && edge[i][j]);
-      const int far = variant >= kNearVariants ? -dist[i] : 0;
-      cands.push_back({{onward, -lanes[a][i], far, (i + variant) % m}, i});
-    }
-    std::sort(cands.begin(), cands.end());
-    for (const auto& [key, i] : cands) {
-      used[i] = 1;
-      path.push_back(subset[i]);
-      at.push_back(i);
-      hold(a, i, true);
-      if (dfs()) return true;
-      hold(a, i, false);
-      at.pop_back();
-      path.pop_back();
-      used[i] = 0;
-    }
-    return false;
-  };
-  if (dfs()) return path;
-  return std::nullopt;
+  if (subset.size() == 1) return subset;
+  return HamiltonianSearch(subset, close, variant, ok, weight, claims).run();
 }
 
 std::vector<int> all_ranks(int n) {
@@ -332,45 +370,26 @@ std::optional<std::vector<int>> Net::hamiltonian_path(int start) const {
 std::vector<int> Net::shortest_path(int a, int b, const std::vector<int>& allowed) const {
   std::vector<char> ok(n_, allowed.empty() ? 1 : 0);
   for (int r : allowed) ok[r] = 1;
-  std::vector<int> parent(n_, -2);
-  std::deque<int> queue{a};
-  parent[a] = -1;
-  while (!queue.empty() && parent[b] == -2) {
-    const int u = queue.front();
-    queue.pop_front();
+  auto for_each_allowed_successor = [&](int u, auto&& visit) {
     for (int v = 0; v < n_; ++v) {
-      if (ok[v] && parent[v] == -2 && connected(u, v)) {
-        parent[v] = u;
-        queue.push_back(v);
-      }
+      if (ok[v] && connected(u, v)) visit(v);
     }
-  }
-  if (parent[b] == -2) return {};
-  std::vector<int> path;
-  for (int v = b; v != -1; v = parent[v]) path.push_back(v);
-  std::reverse(path.begin(), path.end());
-  return path;
+  };
+  return breadth_first_search(n_, {a}, for_each_allowed_successor, b).path_to(b);
 }
 
 Tree Net::bfs_tree(int root, bool sym) const {
-  std::vector<int> parent(n_, -2);
-  std::deque<int> queue{root};
-  parent[root] = -1;
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
+  auto for_each_successor = [&](int u, auto&& visit) {
     for (int v = 0; v < n_; ++v) {
-      if (parent[v] == -2 && (sym ? linked(u, v) : connected(u, v))) {
-        parent[v] = u;
-        queue.push_back(v);
-      }
+      if (sym ? linked(u, v) : connected(u, v)) visit(v);
     }
-  }
+  };
+  const BfsResult search = breadth_first_search(n_, {root}, for_each_successor);
   for (int v = 0; v < n_; ++v) {
-    if (parent[v] == -2) reject("rank " + std::to_string(v) + " is not reachable from rank " +
-                                std::to_string(root) + (sym ? " over two-way connections" : ""));
+    if (!search.reached(v)) reject("rank " + std::to_string(v) + " is not reachable from rank " +
+                                   std::to_string(root) + (sym ? " over two-way connections" : ""));
   }
-  return Tree::from_parents(root, parent);
+  return Tree::from_parents(root, search.parent);
 }
 
 Tree Net::binary_spanning_tree(int root) const {

@@ -185,18 +185,8 @@ IntranodeSketch parse_intranode(const Json& j, const Ctx& ctx) {
   return out;
 }
 
-InternodeSketch parse_internode(const Json& j, const Ctx& ctx) {
-  require_object(j, ctx, "");
-  reject_unknown(j, ctx,
-                 {"strategy", "internode_conn", "gpus_to_sender_rev_map", "enforce_ordering",
-                  "beta_split", "chunk_to_relay_map"});
-  InternodeSketch out;
-  out.present = true;
-  if (j.contains("strategy")) {
-    if (!j["strategy"].is_string() || j["strategy"].get<std::string>() != "relay") {
-      ctx.fail("strategy", "the only inter-node strategy is \"relay\"");
-    }
-  }
+// internode_conn: absent or "fully-connected", "direct-map", or a map sender -> receivers.
+void parse_internode_conn(const Json& j, const Ctx& ctx, InternodeSketch& out) {
   if (!j.contains("internode_conn")) {
     out.conn = InternodeConn::kFullyConnected;
   } else if (j["internode_conn"].is_string()) {
@@ -219,33 +209,26 @@ InternodeSketch parse_internode(const Json& j, const Ctx& ctx) {
       }
     }
   }
-  if (j.contains("gpus_to_sender_rev_map")) {
-    out.sender_rev_map = read_gpu_map(j["gpus_to_sender_rev_map"], ctx, "gpus_to_sender_rev_map");
-  }
-  if (j.contains("enforce_ordering")) {
-    if (!j["enforce_ordering"].is_boolean()) ctx.fail("enforce_ordering", "must be true or false");
-    out.enforce_ordering = j["enforce_ordering"].get<bool>();
-  }
-  if (j.contains("beta_split")) {
-    const Json& b = j["beta_split"];
-    if (!b.is_object()) ctx.fail("beta_split", "must be an object of GPU -> split");
-    const Ctx sub = ctx.child("beta_split");
-    for (auto it = b.begin(); it != b.end(); ++it) {
-      const int gpu = parse_local(it.key(), sub, it.key());
-      if (!it.value().is_number() || it.value().get<double>() < 1.0) {
-        sub.fail(it.key(), "must be a number >= 1 (the sender uses 1/n of the bandwidth)");
-      }
-      out.beta_split[gpu] = it.value().get<double>();
+}
+
+// beta_split: GPU -> n, the sender using 1/n of the bandwidth.
+std::map<int, double> parse_beta_split(const Json& b, const Ctx& ctx) {
+  if (!b.is_object()) ctx.fail("beta_split", "must be an object of GPU -> split");
+  const Ctx sub = ctx.child("beta_split");
+  std::map<int, double> out;
+  for (auto it = b.begin(); it != b.end(); ++it) {
+    const int gpu = parse_local(it.key(), sub, it.key());
+    if (!it.value().is_number() || it.value().get<double>() < 1.0) {
+      sub.fail(it.key(), "must be a number >= 1 (the sender uses 1/n of the bandwidth)");
     }
+    out[gpu] = it.value().get<double>();
   }
-  if (j.contains("chunk_to_relay_map")) {
-    const std::vector<int> m = read_int_list(j["chunk_to_relay_map"], ctx, "chunk_to_relay_map");
-    if (m.size() != 2 || m[0] < 1) {
-      ctx.fail("chunk_to_relay_map", "must be [r1, r2] with r1 >= 1");
-    }
-    out.chunk_to_relay_map = std::pair(m[0], m[1]);
-  }
-  // Contradictions between the relay fields.
+  return out;
+}
+
+// Contradictions between the relay fields: relays and splits of GPUs that send nothing
+// inter-node, and a chunk_to_relay_map that disagrees with gpus_to_sender_rev_map.
+void check_relay_fields(const InternodeSketch& out, const Ctx& ctx) {
   auto is_sender = [&](int gpu) {
     return out.conn != InternodeConn::kMap || out.conn_map.count(gpu) > 0;
   };
@@ -276,6 +259,37 @@ InternodeSketch parse_internode(const Json& j, const Ctx& ctx) {
       }
     }
   }
+}
+
+InternodeSketch parse_internode(const Json& j, const Ctx& ctx) {
+  require_object(j, ctx, "");
+  reject_unknown(j, ctx,
+                 {"strategy", "internode_conn", "gpus_to_sender_rev_map", "enforce_ordering",
+                  "beta_split", "chunk_to_relay_map"});
+  InternodeSketch out;
+  out.present = true;
+  if (j.contains("strategy")) {
+    if (!j["strategy"].is_string() || j["strategy"].get<std::string>() != "relay") {
+      ctx.fail("strategy", "the only inter-node strategy is \"relay\"");
+    }
+  }
+  parse_internode_conn(j, ctx, out);
+  if (j.contains("gpus_to_sender_rev_map")) {
+    out.sender_rev_map = read_gpu_map(j["gpus_to_sender_rev_map"], ctx, "gpus_to_sender_rev_map");
+  }
+  if (j.contains("enforce_ordering")) {
+    if (!j["enforce_ordering"].is_boolean()) ctx.fail("enforce_ordering", "must be true or false");
+    out.enforce_ordering = j["enforce_ordering"].get<bool>();
+  }
+  if (j.contains("beta_split")) out.beta_split = parse_beta_split(j["beta_split"], ctx);
+  if (j.contains("chunk_to_relay_map")) {
+    const std::vector<int> m = read_int_list(j["chunk_to_relay_map"], ctx, "chunk_to_relay_map");
+    if (m.size() != 2 || m[0] < 1) {
+      ctx.fail("chunk_to_relay_map", "must be [r1, r2] with r1 >= 1");
+    }
+    out.chunk_to_relay_map = std::pair(m[0], m[1]);
+  }
+  check_relay_fields(out, ctx);
   return out;
 }
 

@@ -15,6 +15,16 @@ namespace ccsynth::synth::detail {
 /// core/collective.h); -1 when the collective has no such mapping.
 int chunk_image(const Collective& c, const std::vector<int>& g, int k);
 
+/// The solver settings of a TACCL MILP stage: time limit, gap, stall and log level.
+inline solvers::MilpOptions milp_options(const TacclOptions& options) {
+  solvers::MilpOptions mo;
+  mo.time_limit_s = options.time_limit_s;
+  mo.relative_gap = options.relative_gap;
+  mo.stall_s = options.stall_s;
+  mo.log_level = options.solver_log_level;
+  return mo;
+}
+
 /// Fills `report` (when not null) with what the MILP stage `name` did.
 inline void report_milp_stage(StageReport* report, const std::string& name,
                               const solvers::MilpResult& result, const solvers::MilpModel& model) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/synth/sketch.h"
 
@@ -96,18 +97,9 @@ void check_connected(const LogicalTopology& lt, const Sketch& sketch) {
   std::vector<std::vector<int>> out(lt.num_ranks);
   for (const LogicalLink& l : lt.links) out[l.src].push_back(l.dst);
   for (int s = 0; s < lt.num_ranks; ++s) {
-    std::vector<bool> seen(lt.num_ranks, false);
-    std::deque<int> q = {s};
-    seen[s] = true;
-    while (!q.empty()) {
-      const int u = q.front();
-      q.pop_front();
-      for (int v : out[u]) {
-        if (!seen[v]) seen[v] = true, q.push_back(v);
-      }
-    }
+    const BfsResult search = breadth_first_search(out, {s});
     for (int d = 0; d < lt.num_ranks; ++d) {
-      if (!seen[d]) {
+      if (!search.reached(d)) {
         throw UserError(sketch.file, "internode_sketch",
                         "the logical topology has no path from rank " + std::to_string(s) +
                             " to rank " + std::to_string(d));

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/solvers/milp.h"
 #include "ccsynth/synth/taccl.h"
 #include "taccl_detail.h"
@@ -79,6 +80,8 @@ std::vector<int> all_links(const ChunkInfo& info) {
   return out;
 }
 
+class LoadRows;
+
 // The shared state of building the routing model.
 class RoutingModel {
  public:
@@ -92,11 +95,27 @@ class RoutingModel {
   Routing solve(const TacclOptions& options, StageReport* report);
 
  private:
+  // Per link lane and switch port, the folded is_sent variables with their latency weights.
+  struct Loads {
+    std::vector<std::map<int, double>> link;
+    std::map<std::pair<int, int>, std::map<int, double>> send_port, recv_port;
+  };
+
   void build_group();
   void build_chunks();
   void add_relays(ChunkInfo& info, const std::vector<std::vector<double>>& d);
   int var_of(int chunk, int link);
+  std::vector<bool> representative_chunks() const;
+  void add_tree_rows(int chunk);
+  Loads collect_loads();
+  void add_bandwidth_rows(int time);
+  void add_relay_arrival_rows(LoadRows& rows);
+  void add_switch_utilization();
   std::vector<std::vector<int>> greedy_trees() const;
+  std::vector<double> mip_start(const std::vector<std::vector<int>>& greedy,
+                                const std::vector<bool>& rep, int time);
+  double makespan_of(const std::vector<double>& start, int time) const;
+  std::vector<std::vector<int>> chosen_trees(const solvers::MilpResult& result);
   Routing extract(const std::vector<std::vector<int>>& trees) const;
 
   const LogicalTopology& lt_;
@@ -104,14 +123,16 @@ class RoutingModel {
   const Collective& c_;
   double bytes_;
   bool use_relays_;
-  std::vector<std::vector<int>> group_;        // usable rank permutations
-  std::vector<std::vector<int>> chunk_img_;    // [g][chunk]
-  std::vector<std::vector<int>> link_img_;     // [g][link]
+  std::vector<std::vector<int>> group_;      // usable rank permutations
+  std::vector<std::vector<int>> chunk_img_;  // [g][chunk]
+  std::vector<std::vector<int>> link_img_;   // [g][link]
   std::vector<ChunkInfo> chunks_;
   double latency_bound_ = 0.0;
   std::map<int, std::vector<std::vector<double>>> dist_;  // source -> all-pairs distances
   solvers::MilpModel model_;
-  std::map<std::pair<int, int>, int> vars_;    // canonical (chunk, link) -> variable
+  std::map<std::pair<int, int>, int> vars_;  // canonical (chunk, link) -> variable
+  std::map<int, std::set<int>> util_sent_;   // canonical hyperedge link -> its is_sent variables
+  std::map<int, int> util_;                  // canonical hyperedge link -> utilization variable
 };
 
 void RoutingModel::build_group() {
@@ -280,30 +301,25 @@ Routing RoutingModel::extract(const std::vector<std::vector<int>>& trees) const 
   for (size_t k = 0; k < chunks_.size(); ++k) {
     const ChunkInfo& info = chunks_[k];
     std::map<int, int> delivered;  // rank -> transfer that brought the chunk
-    std::vector<int> frontier = {info.source};
-    std::vector<bool> used(trees[k].size(), false);
-    while (!frontier.empty()) {
-      std::vector<int> next;
-      for (int u : frontier) {
-        for (size_t i = 0; i < trees[k].size(); ++i) {
-          const LogicalLink& link = lt_.links[trees[k][i]];
-          if (used[i] || link.src != u) continue;
-          used[i] = true;
-          CCSYNTH_CHECK(!delivered.count(link.dst) && link.dst != info.source)
-              << "chunk " << k << " reaches rank " << link.dst << " twice";
-          Transfer t;
-          t.chunk = static_cast<int>(k);
-          t.src = link.src;
-          t.dst = link.dst;
-          t.link = trees[k][i];
-          if (u != info.source) t.preds.push_back(delivered.at(u));
-          delivered[link.dst] = static_cast<int>(routing.transfers.size());
-          routing.transfers.push_back(std::move(t));
-          next.push_back(link.dst);
-        }
+    // Expanding rank u records the transfers of the tree's links out of u, in tree order.
+    auto for_each_tree_link_out = [&](int u, auto&& visit) {
+      for (int l : trees[k]) {
+        const LogicalLink& link = lt_.links[l];
+        if (link.src != u) continue;
+        CCSYNTH_CHECK(!delivered.count(link.dst) && link.dst != info.source)
+            << "chunk " << k << " reaches rank " << link.dst << " twice";
+        Transfer t;
+        t.chunk = static_cast<int>(k);
+        t.src = link.src;
+        t.dst = link.dst;
+        t.link = l;
+        if (u != info.source) t.preds.push_back(delivered.at(u));
+        delivered[link.dst] = static_cast<int>(routing.transfers.size());
+        routing.transfers.push_back(std::move(t));
+        visit(link.dst);
       }
-      frontier = std::move(next);
-    }
+    };
+    breadth_first_search(lt_.num_ranks, {info.source}, for_each_tree_link_out);
     for (int d : info.dests) {
       CCSYNTH_CHECK(delivered.count(d)) << "routing misses chunk " << k << " at rank " << d;
     }
@@ -311,94 +327,125 @@ Routing RoutingModel::extract(const std::vector<std::vector<int>>& trees) const 
   return routing;
 }
 
-Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
-  const int time = model_.add_var(latency_bound_, solvers::kInfinity, false, 1.0, "time");
+// Whether chunk k is the smallest of its orbit under the symmetry group (its tree rows stand
+// for the whole orbit's).
+std::vector<bool> RoutingModel::representative_chunks() const {
   std::vector<bool> rep(chunks_.size(), true);
   for (size_t k = 0; k < chunks_.size(); ++k) {
-    for (size_t g = 0; g < group_.size(); ++g) rep[k] = rep[k] && chunk_img_[g][k] >= static_cast<int>(k);
+    for (size_t g = 0; g < group_.size(); ++g) {
+      rep[k] = rep[k] && chunk_img_[g][k] >= static_cast<int>(k);
+    }
   }
-  // Tree constraints of every representative chunk (the rest are their images).
-  for (size_t k = 0; k < chunks_.size(); ++k) {
-    if (!rep[k]) continue;
-    const ChunkInfo& info = chunks_[k];
-    std::map<int, std::vector<solvers::Term>> in;   // every candidate in-link
-    std::map<int, std::vector<solvers::Term>> fwd;  // shortest-path in-links (may forward)
-    for (int l : info.candidates) {
-      in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
-      fwd[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
-    }
-    for (int l : info.relays) in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
-    for (int d : info.dests) {
-      CCSYNTH_CHECK(in.count(d)) << "no candidate link into rank " << d;
-      model_.add_eq(in[d], 1.0);  // each destination receives the chunk once
-    }
-    for (auto& [v, terms] : in) {
-      if (!std::count(info.dests.begin(), info.dests.end(), v)) model_.add_le(terms, 1.0);
-    }
-    auto add_forward = [&](int l) {
-      const int u = lt_.links[l].src;
-      if (u == info.source) return;
-      std::vector<solvers::Term> row = {{var_of(k, l), 1.0}};
-      for (const auto& t : fwd[u]) row.push_back({t.var, -1.0});
-      model_.add_le(row, 0.0);  // forward only what arrived (a relay's leaf never forwards)
-    };
-    for (int l : info.candidates) add_forward(l);
-    for (int l : info.relays) add_forward(l);
+  return rep;
+}
+
+// Tree constraints of chunk k: every destination receives it once, other ranks at most once,
+// and a rank forwards only what arrived.
+void RoutingModel::add_tree_rows(int k) {
+  const ChunkInfo& info = chunks_[k];
+  std::map<int, std::vector<solvers::Term>> in;   // every candidate in-link
+  std::map<int, std::vector<solvers::Term>> fwd;  // shortest-path in-links (may forward)
+  for (int l : info.candidates) {
+    in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
+    fwd[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
   }
-  // Relaxed bandwidth (eq. 6-8), one row per distinct folded expression.
-  std::set<std::vector<std::pair<int, double>>> seen_rows;
-  auto add_load_row = [&](const std::map<int, double>& load) {
+  for (int l : info.relays) in[lt_.links[l].dst].push_back({var_of(k, l), 1.0});
+  for (int d : info.dests) {
+    CCSYNTH_CHECK(in.count(d)) << "no candidate link into rank " << d;
+    model_.add_eq(in[d], 1.0);  // each destination receives the chunk once
+  }
+  for (auto& [v, terms] : in) {
+    if (!std::count(info.dests.begin(), info.dests.end(), v)) model_.add_le(terms, 1.0);
+  }
+  auto add_forward = [&](int l) {
+    const int u = lt_.links[l].src;
+    if (u == info.source) return;
+    std::vector<solvers::Term> row = {{var_of(k, l), 1.0}};
+    for (const auto& t : fwd[u]) row.push_back({t.var, -1.0});
+    model_.add_le(row, 0.0);  // forward only what arrived (a relay's leaf never forwards)
+  };
+  for (int l : info.candidates) add_forward(l);
+  for (int l : info.relays) add_forward(l);
+}
+
+// Rows time >= load, one per distinct folded load expression.
+class LoadRows {
+ public:
+  LoadRows(solvers::MilpModel& model, int time) : model_(model), time_(time) {}
+
+  void add(const std::map<int, double>& load) {
     if (load.empty()) return;
     std::vector<std::pair<int, double>> key(load.begin(), load.end());
-    if (!seen_rows.insert(key).second) return;
-    std::vector<solvers::Term> row = {{time, 1.0}};
+    if (!seen_.insert(key).second) return;
+    std::vector<solvers::Term> row = {{time_, 1.0}};
     for (auto [v, coef] : key) row.push_back({v, -coef});
     model_.add_ge(row, 0.0);
-  };
-  std::vector<std::map<int, double>> link_load(lt_.links.size());
-  std::map<std::pair<int, int>, std::map<int, double>> send_port, recv_port;
+  }
+
+ private:
+  solvers::MilpModel& model_;
+  int time_;
+  std::set<std::vector<std::pair<int, double>>> seen_;
+};
+
+RoutingModel::Loads RoutingModel::collect_loads() {
+  Loads loads;
+  loads.link.resize(lt_.links.size());
   for (size_t k = 0; k < chunks_.size(); ++k) {
     for (int l : all_links(chunks_[k])) {
       const LogicalLink& link = lt_.links[l];
       const int v = var_of(k, l);
       const double lat = link.lat_us(bytes_);
-      link_load[l][v] += lat / link.lanes;
+      loads.link[l][v] += lat / link.lanes;
       if (link.port >= 0) {
-        send_port[{link.port, link.send_port}][v] += lat;  // a shared port's load is summed
-        recv_port[{link.port, link.recv_port}][v] += lat;
+        loads.send_port[{link.port, link.send_port}][v] += lat;  // a shared port's load is summed
+        loads.recv_port[{link.port, link.recv_port}][v] += lat;
       }
     }
   }
-  for (const auto& load : link_load) add_load_row(load);
-  // A relay delays its leaf by one hop: the arrival there is a constant per relay link.
+  return loads;
+}
+
+// Relaxed bandwidth (eq. 6-8) of every link lane and switch port.
+void RoutingModel::add_bandwidth_rows(int time) {
+  LoadRows rows(model_, time);
+  const Loads loads = collect_loads();
+  for (const auto& load : loads.link) rows.add(load);
+  add_relay_arrival_rows(rows);
+  for (const auto& [key, load] : loads.send_port) rows.add(load);
+  for (const auto& [key, load] : loads.recv_port) rows.add(load);
+}
+
+// A relay delays its leaf by one hop: the arrival there is a constant per relay link.
+void RoutingModel::add_relay_arrival_rows(LoadRows& rows) {
   for (size_t k = 0; k < chunks_.size(); ++k) {
     const int s = chunks_[k].source;
     for (int l : chunks_[k].relays) {
       const LogicalLink& link = lt_.links[l];
       const double arrival = dist_.at(s)[s][link.src] + link.lat_us(bytes_);
-      if (arrival > latency_bound_) add_load_row({{var_of(static_cast<int>(k), l), arrival}});
+      if (arrival > latency_bound_) rows.add({{var_of(static_cast<int>(k), l), arrival}});
     }
   }
-  for (const auto& [key, load] : send_port) add_load_row(load);
-  for (const auto& [key, load] : recv_port) add_load_row(load);
-  // Switch-hyperedge policies (eq. 9-11): a small weight so makespan stays the first goal.
-  std::map<int, int> util;  // canonical link -> variable
-  std::map<int, std::set<int>> util_sent;
+}
+
+// Switch-hyperedge policies (eq. 9-11): a small weight so makespan stays the first goal.
+void RoutingModel::add_switch_utilization() {
   for (size_t k = 0; k < chunks_.size(); ++k) {
     for (int l : all_links(chunks_[k])) {
       const LogicalLink& link = lt_.links[l];
       if (link.hyperedge < 0 || lt_.policies[link.hyperedge] == SwitchPolicy::kFree) continue;
       int canon = l;
       for (size_t g = 0; g < group_.size(); ++g) canon = std::min(canon, link_img_[g][l]);
-      util_sent[canon].insert(var_of(k, l));
+      util_sent_[canon].insert(var_of(k, l));
     }
   }
-  const double gamma = 1e-3 * std::max(latency_bound_, 1e-3) / std::max<size_t>(1, util_sent.size());
-  for (const auto& [l, sent] : util_sent) {
+  const double gamma =
+      1e-3 * std::max(latency_bound_, 1e-3) / std::max<size_t>(1, util_sent_.size());
+  for (const auto& [l, sent] : util_sent_) {
     const SwitchPolicy p = lt_.policies[lt_.links[l].hyperedge];
-    const int u = model_.add_binary(p == SwitchPolicy::kUcMin ? gamma : -gamma,
-                                    "util_l" + std::to_string(l));
-    util[l] = u;
+    const int u =
+        model_.add_binary(p == SwitchPolicy::kUcMin ? gamma : -gamma, "util_l" + std::to_string(l));
+    util_[l] = u;
     std::vector<solvers::Term> upper = {{u, 1.0}};
     for (int v : sent) {
       model_.add_ge({{u, 1.0}, {v, -1.0}}, 0.0);  // eq. 9
@@ -406,42 +453,67 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
     }
     model_.add_le(upper, 0.0);  // eq. 10
   }
+}
 
-  // MIP start from the greedy trees of the representative chunks.
-  const std::vector<std::vector<int>> greedy = greedy_trees();
-  solvers::MilpOptions mo;
-  mo.time_limit_s = options.time_limit_s;
-  mo.relative_gap = options.relative_gap;
-  mo.stall_s = options.stall_s;
-  mo.log_level = options.solver_log_level;
-  {
-    std::vector<double> start(model_.num_vars(), 0.0);
-    std::vector<int> fixed(model_.num_vars(), -1);
-    bool consistent = true;
-    for (size_t k = 0; k < chunks_.size() && consistent; ++k) {
-      if (!rep[k]) continue;
-      std::set<int> chosen(greedy[k].begin(), greedy[k].end());
-      for (int l : chunks_[k].candidates) {
-        const int v = var_of(k, l), value = chosen.count(l) ? 1 : 0;
-        if (fixed[v] >= 0 && fixed[v] != value) consistent = false;
-        fixed[v] = value;
-        start[v] = value;
-      }
+// The MIP start of the greedy trees of the representative chunks; empty when two chunks of an
+// orbit chose differently (their shared variables have no single value).
+std::vector<double> RoutingModel::mip_start(const std::vector<std::vector<int>>& greedy,
+                                            const std::vector<bool>& rep, int time) {
+  std::vector<double> start(model_.num_vars(), 0.0);
+  std::vector<int> fixed(model_.num_vars(), -1);
+  for (size_t k = 0; k < chunks_.size(); ++k) {
+    if (!rep[k]) continue;
+    std::set<int> chosen(greedy[k].begin(), greedy[k].end());
+    for (int l : chunks_[k].candidates) {
+      const int v = var_of(k, l), value = chosen.count(l) ? 1 : 0;
+      if (fixed[v] >= 0 && fixed[v] != value) return {};
+      fixed[v] = value;
+      start[v] = value;
     }
-    for (const auto& [l, sent] : util_sent) {
-      for (int v : sent) start[util[l]] = std::max(start[util[l]], start[v]);
-    }
-    double t = latency_bound_;
-    for (int r = 0; r < model_.num_rows(); ++r) {
-      const auto& row = model_.row(r);
-      if (row.empty() || row[0].var != time) continue;
-      double sum = 0.0;
-      for (size_t i = 1; i < row.size(); ++i) sum -= row[i].coef * start[row[i].var];
-      t = std::max(t, sum);
-    }
-    start[time] = t;
-    if (consistent) mo.mip_start = std::move(start);
   }
+  for (const auto& [l, sent] : util_sent_) {
+    for (int v : sent) start[util_.at(l)] = std::max(start[util_.at(l)], start[v]);
+  }
+  start[time] = makespan_of(start, time);
+  return start;
+}
+
+// The smallest time the rows time >= load allow for the values in `start`.
+double RoutingModel::makespan_of(const std::vector<double>& start, int time) const {
+  double t = latency_bound_;
+  for (int r = 0; r < model_.num_rows(); ++r) {
+    const auto& row = model_.row(r);
+    if (row.empty() || row[0].var != time) continue;
+    double sum = 0.0;
+    for (size_t i = 1; i < row.size(); ++i) sum -= row[i].coef * start[row[i].var];
+    t = std::max(t, sum);
+  }
+  return t;
+}
+
+// The links whose is_sent variable is set in the solution, per chunk.
+std::vector<std::vector<int>> RoutingModel::chosen_trees(const solvers::MilpResult& r) {
+  std::vector<std::vector<int>> trees(chunks_.size());
+  for (size_t k = 0; k < chunks_.size(); ++k) {
+    for (int l : all_links(chunks_[k])) {
+      if (r.values[var_of(static_cast<int>(k), l)] > 0.5) trees[k].push_back(l);
+    }
+  }
+  return trees;
+}
+
+Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
+  const int time = model_.add_var(latency_bound_, solvers::kInfinity, false, 1.0, "time");
+  const std::vector<bool> rep = representative_chunks();
+  // Tree constraints of every representative chunk (the rest are their images).
+  for (size_t k = 0; k < chunks_.size(); ++k) {
+    if (rep[k]) add_tree_rows(static_cast<int>(k));
+  }
+  add_bandwidth_rows(time);
+  add_switch_utilization();
+  const std::vector<std::vector<int>> greedy = greedy_trees();
+  solvers::MilpOptions mo = detail::milp_options(options);
+  mo.mip_start = mip_start(greedy, rep, time);
   const solvers::MilpResult r = solvers::solve_milp(model_, mo);
   detail::report_milp_stage(report, "routing", r, model_);
   // The objective adds the small switch-hyperedge terms to the makespan: its bound is not one
@@ -454,13 +526,7 @@ Routing RoutingModel::solve(const TacclOptions& options, StageReport* report) {
     if (report) report->objective_us = fallback.objective_us;
     return fallback;
   }
-  std::vector<std::vector<int>> trees(chunks_.size());
-  for (size_t k = 0; k < chunks_.size(); ++k) {
-    for (int l : all_links(chunks_[k])) {
-      if (r.values[var_of(static_cast<int>(k), l)] > 0.5) trees[k].push_back(l);
-    }
-  }
-  Routing routing = extract(trees);
+  Routing routing = extract(chosen_trees(r));
   routing.objective_us = r.values[time];
   if (report) report->objective_us = routing.objective_us;
   return routing;

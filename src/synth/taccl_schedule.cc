@@ -487,31 +487,35 @@ bool maps_lanes_onto_lanes(const std::vector<int>& perm, const Ordering& orderin
   return true;
 }
 
-}  // namespace
+// The B.2 list-scheduling priorities of every transfer: the longest path still ahead of it
+// (tail, itself included) and the path already behind it (head), over the dependencies.
+struct PathLengths {
+  std::vector<double> head, tail;
+  std::vector<std::vector<int>> succ;  // dependency successors
 
-Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options,
-                         const std::vector<std::vector<int>>& symmetries) {
-  const int n = static_cast<int>(transfers.size());
-  const Resources res(lt);
-  std::vector<double> lat(n);
-  for (int t = 0; t < n; ++t) lat[t] = lt.links[transfers[t].link].lat_us(chunk_bytes);
-  // B.2 heuristics: longest path still ahead (tail) and path already behind (head).
-  const std::vector<int> topo = topological_order(transfers);
-  std::vector<double> head(n, 0.0), tail(n, 0.0);
-  std::vector<std::vector<int>> succ(n);
-  for (int t : topo) {
-    for (int p : transfers[t].preds) {
-      head[t] = std::max(head[t], head[p] + lat[p]);
-      succ[p].push_back(t);
+  PathLengths(const std::vector<Transfer>& transfers, const std::vector<double>& lat) {
+    const int n = static_cast<int>(transfers.size());
+    const std::vector<int> topo = topological_order(transfers);
+    head.assign(n, 0.0);
+    tail.assign(n, 0.0);
+    succ.resize(n);
+    for (int t : topo) {
+      for (int p : transfers[t].preds) {
+        head[t] = std::max(head[t], head[p] + lat[p]);
+        succ[p].push_back(t);
+      }
+    }
+    for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+      double best = 0.0;
+      for (int s : succ[*it]) best = std::max(best, tail[s]);
+      tail[*it] = lat[*it] + best;
     }
   }
-  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-    double best = 0.0;
-    for (int s : succ[*it]) best = std::max(best, tail[s]);
-    tail[*it] = lat[*it] + best;
-  }
+};
 
+// An Ordering with empty orders for every lane slot and switch port, and a greedy schedule of
+// `n` unmerged transfers at time 0.
+Ordering empty_ordering(const Resources& res, int n) {
   Ordering out;
   out.lane_order.resize(res.slot_link.size());
   out.lane_slot_link = res.slot_link;
@@ -523,79 +527,157 @@ Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTo
   g.lane.assign(n, 0);
   g.group.resize(n);
   std::iota(g.group.begin(), g.group.end(), 0);
+  return out;
+}
 
-  std::vector<double> slot_free(res.slot_link.size(), 0.0);
-  std::vector<double> send_free(res.send_port.size(), 0.0), recv_free(res.recv_port.size(), 0.0);
-  std::vector<int> missing(n, 0);
-  std::vector<double> ready_at(n, 0.0);
-  std::vector<int> ready;
-  for (int t = 0; t < n; ++t) {
-    missing[t] = static_cast<int>(transfers[t].preds.size());
-    if (missing[t] == 0) ready.push_back(t);
-  }
-  auto port_of = [&](const std::map<std::pair<int, int>, int>& ports, int sw, int port) {
-    return sw < 0 ? -1 : ports.at({sw, port});
-  };
-  std::vector<int> base_of(n), sport(n), rport(n);
-  for (int t = 0; t < n; ++t) {
-    const LogicalLink& link = lt.links[transfers[t].link];
-    base_of[t] = res.slot_base[transfers[t].link];
-    sport[t] = port_of(res.send_port, link.port, link.send_port);
-    rport[t] = port_of(res.recv_port, link.port, link.recv_port);
-  }
-  for (int done = 0; done < n; ++done) {
-    CCSYNTH_CHECK(!ready.empty()) << "no transfer ready";
-    int pick = -1, pick_lane = 0;
-    double pick_est = 0.0;
-    for (size_t i = 0; i < ready.size(); ++i) {
-      const int t = ready[i];
-      const LogicalLink& link = lt.links[transfers[t].link];
-      const int base = base_of[t];
-      int lane = 0;
-      for (int k = 1; k < link.lanes; ++k) {
-        if (slot_free[base + k] < slot_free[base + lane]) lane = k;
-      }
-      double est = std::max(ready_at[t], slot_free[base + lane]);
-      if (sport[t] >= 0) est = std::max({est, send_free[sport[t]], recv_free[rport[t]]});
-      if (pick >= 0 && est > pick_est + 1e-9) continue;
-      bool better = pick < 0 || est < pick_est - 1e-9;
-      if (!better && est <= pick_est + 1e-9) {
-        const int q = pick;
-        if (std::abs(tail[t] - tail[q]) > 1e-9) {
-          better = tail[t] > tail[q];
-        } else if (std::abs(head[t] - head[q]) > 1e-9) {
-          better = head[t] < head[q];
-        } else if (sketch.internode.enforce_ordering && link.internode &&
-                   transfers[t].chunk != transfers[q].chunk) {
-          better = transfers[t].chunk < transfers[q].chunk;
-        } else {
-          better = t < q;
-        }
-      }
-      if (better) pick = t, pick_lane = lane, pick_est = est;
+// Stage 2's greedy list scheduling (B.2): repeatedly places the ready transfer that can start
+// earliest on its least-busy lane, ties broken by the longest path ahead, then the shortest
+// path behind, then (with the sketch's enforce_ordering) the lower chunk on inter-node links.
+class ListScheduler {
+ public:
+  ListScheduler(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
+                const Sketch& sketch, const Resources& res, const std::vector<double>& lat)
+      : transfers_(transfers),
+        lt_(lt),
+        sketch_(sketch),
+        res_(res),
+        lat_(lat),
+        paths_(transfers, lat),
+        slot_free_(res.slot_link.size(), 0.0),
+        send_free_(res.send_port.size(), 0.0),
+        recv_free_(res.recv_port.size(), 0.0) {
+    const int n = static_cast<int>(transfers.size());
+    missing_.assign(n, 0);
+    ready_at_.assign(n, 0.0);
+    for (int t = 0; t < n; ++t) {
+      missing_[t] = static_cast<int>(transfers[t].preds.size());
+      if (missing_[t] == 0) ready_.push_back(t);
     }
-    const Transfer& tr = transfers[pick];
-    const LogicalLink& link = lt.links[tr.link];
-    const int slot = res.slot_base[tr.link] + pick_lane;
-    g.send_us[pick] = pick_est;
-    g.arrive_us[pick] = pick_est + lat[pick];
-    g.lane[pick] = pick_lane;
+    send_port_.resize(n);
+    recv_port_.resize(n);
+    for (int t = 0; t < n; ++t) {
+      const LogicalLink& link = lt.links[transfers[t].link];
+      send_port_[t] = port_index(res.send_port, link.port, link.send_port);
+      recv_port_[t] = port_index(res.recv_port, link.port, link.recv_port);
+    }
+  }
+
+  /// Places every transfer, recording lane and port orders and the greedy times in `out`.
+  void run(Ordering& out) {
+    for (size_t done = 0; done < transfers_.size(); ++done) {
+      CCSYNTH_CHECK(!ready_.empty()) << "no transfer ready";
+      place(pick(), out);
+    }
+  }
+
+ private:
+  // A transfer with the lane it would take and its earliest start there.
+  struct Candidate {
+    int transfer = -1;
+    int lane = 0;
+    double start = 0.0;
+  };
+
+  static int port_index(const std::map<std::pair<int, int>, int>& ports, int sw, int port) {
+    return sw < 0 ? -1 : ports.at({sw, port});
+  }
+
+  Candidate earliest_start(int t) const {
+    const LogicalLink& link = lt_.links[transfers_[t].link];
+    const int base = res_.slot_base[transfers_[t].link];
+    int lane = 0;
+    for (int k = 1; k < link.lanes; ++k) {
+      if (slot_free_[base + k] < slot_free_[base + lane]) lane = k;
+    }
+    double est = std::max(ready_at_[t], slot_free_[base + lane]);
+    if (send_port_[t] >= 0) {
+      est = std::max({est, send_free_[send_port_[t]], recv_free_[recv_port_[t]]});
+    }
+    return {t, lane, est};
+  }
+
+  // Whether t goes before q when both can start at the same time.
+  bool breaks_tie(int t, int q) const {
+    const std::vector<double>& tail = paths_.tail;
+    const std::vector<double>& head = paths_.head;
+    if (std::abs(tail[t] - tail[q]) > 1e-9) return tail[t] > tail[q];
+    if (std::abs(head[t] - head[q]) > 1e-9) return head[t] < head[q];
+    if (sketch_.internode.enforce_ordering && lt_.links[transfers_[t].link].internode &&
+        transfers_[t].chunk != transfers_[q].chunk) {
+      return transfers_[t].chunk < transfers_[q].chunk;
+    }
+    return t < q;
+  }
+
+  Candidate pick() const {
+    Candidate best;
+    for (int t : ready_) {
+      const Candidate c = earliest_start(t);
+      bool better;
+      if (best.transfer < 0) {
+        better = true;
+      } else if (c.start > best.start + 1e-9) {
+        better = false;
+      } else if (c.start < best.start - 1e-9) {
+        better = true;
+      } else {
+        better = breaks_tie(t, best.transfer);
+      }
+      if (better) best = c;
+    }
+    return best;
+  }
+
+  void place(const Candidate& c, Ordering& out) {
+    const int pick = c.transfer;
+    const Transfer& tr = transfers_[pick];
+    const int slot = res_.slot_base[tr.link] + c.lane;
+    Schedule& g = out.greedy;
+    g.send_us[pick] = c.start;
+    g.arrive_us[pick] = c.start + lat_[pick];
+    g.lane[pick] = c.lane;
     g.makespan_us = std::max(g.makespan_us, g.arrive_us[pick]);
-    slot_free[slot] = g.arrive_us[pick];
+    slot_free_[slot] = g.arrive_us[pick];
     out.lane_order[slot].push_back(pick);
-    if (link.port >= 0) {
-      const int sp = sport[pick], rp = rport[pick];
-      send_free[sp] = recv_free[rp] = g.arrive_us[pick];
+    if (lt_.links[tr.link].port >= 0) {
+      const int sp = send_port_[pick], rp = recv_port_[pick];
+      send_free_[sp] = recv_free_[rp] = g.arrive_us[pick];
       out.port_send_order[sp].push_back(pick);
       out.port_recv_order[rp].push_back(pick);
     }
-    *std::find(ready.begin(), ready.end(), pick) = ready.back();
-    ready.pop_back();
-    for (int s : succ[pick]) {
-      ready_at[s] = std::max(ready_at[s], g.arrive_us[pick]);
-      if (--missing[s] == 0) ready.push_back(s);
+    *std::find(ready_.begin(), ready_.end(), pick) = ready_.back();
+    ready_.pop_back();
+    for (int s : paths_.succ[pick]) {
+      ready_at_[s] = std::max(ready_at_[s], g.arrive_us[pick]);
+      if (--missing_[s] == 0) ready_.push_back(s);
     }
   }
+
+  const std::vector<Transfer>& transfers_;
+  const LogicalTopology& lt_;
+  const Sketch& sketch_;
+  const Resources& res_;
+  const std::vector<double>& lat_;
+  const PathLengths paths_;
+  // When each lane slot, send port and receive port is free again.
+  std::vector<double> slot_free_, send_free_, recv_free_;
+  std::vector<int> missing_;                // dependencies not placed yet
+  std::vector<double> ready_at_;            // latest arrival of the placed dependencies
+  std::vector<int> ready_;                  // transfers whose dependencies are all placed
+  std::vector<int> send_port_, recv_port_;  // port indices in res_, or -1
+};
+
+}  // namespace
+
+Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
+                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options,
+                         const std::vector<std::vector<int>>& symmetries) {
+  const int n = static_cast<int>(transfers.size());
+  const Resources res(lt);
+  std::vector<double> lat(n);
+  for (int t = 0; t < n; ++t) lat[t] = lt.links[transfers[t].link].lat_us(chunk_bytes);
+  Ordering out = empty_ordering(res, n);
+  ListScheduler(transfers, lt, sketch, res, lat).run(out);
   for (const auto& perm : symmetries) {
     if (maps_lanes_onto_lanes(perm, out)) out.symmetries.push_back(perm);
   }
@@ -637,183 +719,281 @@ struct Affine {
   double constant = 0.0;
 };
 
+// A contiguity decision (eq. 16): y = 1 when transfer b joins the group of a, its predecessor
+// on lane slot `slot`.
+struct Merge {
+  int slot, a, b, y;
+};
+
+// The stage 3 MILP (appendix B.3) over the lane and port orders of stage 2, with the stage 2
+// schedule as its MIP start. The builders add variables and rows in a fixed order, so the
+// model (and the solver's path through it) is the same on every run.
+class ScheduleModel {
+ public:
+  ScheduleModel(const std::vector<Transfer>& transfers, const Ordering& ordering,
+                const LogicalTopology& lt, double chunk_bytes, const TacclOptions& options)
+      : transfers_(transfers),
+        ordering_(ordering),
+        lt_(lt),
+        n_(static_cast<int>(transfers.size())),
+        greedy_(ordering.greedy),
+        ub_(greedy_.makespan_us * (1 + 1e-9) + 1e-9),  // no better schedule is later
+        graph_(transfers, lt, chunk_bytes, options, ordering),
+        windows_(transfers, graph_, ub_) {
+    add_send_times();
+    add_lane_groups();
+    add_dependencies();
+    index_merges();
+    add_symmetric_merges();
+    add_lane_bandwidth();
+    add_lane_group_cuts();
+    add_port_chains(ordering_.port_send_order);
+    add_port_chains(ordering_.port_recv_order);
+    add_makespan();
+  }
+
+  /// Solves the model; the stage 2 schedule when the solver finds none.
+  Schedule solve(const TacclOptions& options, StageReport* report) const;
+
+ private:
+  // Keeps the MIP start inside the time windows despite rounding.
+  static constexpr double kSlack = 1e-6;
+
+  // A new variable with `initial` as its MIP start value.
+  int add_var(double lb, double hi, bool integer, double initial, double objective = 0.0);
+  void add_send_times();
+  void add_lane_groups();
+  void add_lane_group(size_t slot);
+  void add_dependencies();
+  void index_merges();
+  void add_symmetric_merges();
+  void add_lane_bandwidth();
+  void add_merge_alternative(int a, int b, int y);
+  void add_lane_group_cuts();
+  void add_port_chains(const std::vector<std::vector<int>>& orders);
+  void add_makespan();
+  // send[later] >= earlier.
+  void add_after(int later, const Affine& earlier);
+  Schedule read_schedule(const solvers::MilpResult& result) const;
+
+  const std::vector<Transfer>& transfers_;
+  const Ordering& ordering_;
+  const LogicalTopology& lt_;
+  const int n_;
+  const Schedule& greedy_;
+  const double ub_;
+  const OrderGraph graph_;
+  const TimeWindows windows_;
+  solvers::MilpModel m_;
+  std::vector<double> start_;   // MIP start, grown with the variables
+  std::vector<int> send_;       // transfer -> send time variable
+  std::vector<Affine> finish_;  // transfer -> its finish (arrival) time
+  std::vector<int> part_;       // transfer -> running finish of its merge group, or -1
+  std::vector<Merge> merges_;
+  std::map<std::pair<int, int>, int> merge_of_;  // (a, b) -> y
+  std::map<int, int> merge_after_;  // transfer -> y merging it with its lane successor
+  int time_ = -1;
+};
+
+int ScheduleModel::add_var(double lb, double hi, bool integer, double initial, double objective) {
+  const int v = m_.add_var(lb, hi, integer, objective);
+  start_.push_back(initial);
+  return v;
+}
+
+void ScheduleModel::add_send_times() {
+  send_.resize(n_);
+  for (int t = 0; t < n_; ++t) {
+    send_[t] =
+        add_var(windows_.send_lo[t], windows_.send_hi[t] + kSlack, false, greedy_.send_us[t]);
+  }
+  finish_.resize(n_);
+  for (int t = 0; t < n_; ++t) finish_[t] = {send_[t], graph_.lat[t]};
+}
+
+// Contiguity (eq. 16-19) on inter-node lanes: y merges a transfer with its predecessor on the
+// lane; p is the running finish of the merged group, f the group's (shared) arrival.
+void ScheduleModel::add_lane_groups() {
+  part_.assign(n_, -1);
+  for (size_t slot = 0; slot < ordering_.lane_order.size(); ++slot) add_lane_group(slot);
+}
+
+void ScheduleModel::add_lane_group(size_t slot) {
+  const auto& order = ordering_.lane_order[slot];
+  // Merging saves one alpha per chunk: skip lanes where alpha is negligible next to the
+  // transfer time, which keeps the MILP small for large chunks (OrderGraph::merge_lane).
+  if (order.empty() || !graph_.merge_lane[order[0]]) return;
+  const TimeWindows& w = windows_;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int t = order[i];
+    // MIP start: the running finish inside the stage 2 merge group.
+    int position = 1;
+    for (size_t j = i; j > 0 && greedy_.group[order[j - 1]] == greedy_.group[t]; --j) ++position;
+    part_[t] = add_var(w.part_lo[t], w.part_hi[t] + kSlack, false,
+                       greedy_.send_us[t] + graph_.alpha[t] + graph_.beta[t] * position);
+    const int f = add_var(w.part_lo[t], w.finish_hi[t] + kSlack, false, greedy_.arrive_us[t]);
+    m_.add_ge({{part_[t], 1.0}, {send_[t], -1.0}}, graph_.lat[t]);  // eq. 17 for a group of one
+    m_.add_ge({{f, 1.0}, {part_[t], -1.0}}, 0.0);  // eq. 18: arrival after the group
+    finish_[t] = {f, 0.0};
+  }
+  for (size_t i = 1; i < order.size(); ++i) {
+    const bool together = greedy_.group[order[i - 1]] == greedy_.group[order[i]];
+    merges_.push_back({static_cast<int>(slot), order[i - 1], order[i],
+                       add_var(0.0, 1.0, true, together ? 1.0 : 0.0)});
+  }
+}
+
+void ScheduleModel::add_after(int later, const Affine& earlier) {
+  m_.add_ge({{send_[later], 1.0}, {earlier.var, -1.0}}, earlier.constant);
+}
+
+// Dependencies: a chunk leaves a rank after it (and for reductions every part) arrived (eq. 4).
+void ScheduleModel::add_dependencies() {
+  for (int t = 0; t < n_; ++t) {
+    for (int p : transfers_[t].preds) add_after(t, finish_[p]);
+  }
+}
+
+void ScheduleModel::index_merges() {
+  for (const Merge& mg : merges_) merge_of_[{mg.a, mg.b}] = mg.y;
+  for (const Merge& mg : merges_) merge_after_[mg.a] = mg.y;
+}
+
+// Symmetric merge decisions (the sketch's symmetry, TACCL eq. 12-14 applied to eq. 16).
+void ScheduleModel::add_symmetric_merges() {
+  for (const auto& perm : ordering_.symmetries) {
+    for (const Merge& mg : merges_) {
+      const int image = merge_of_.at({perm[mg.a], perm[mg.b]});
+      if (image > mg.y) m_.add_eq({{mg.y, 1.0}, {image, -1.0}}, 0.0);
+    }
+  }
+}
+
+// Strict bandwidth on every lane (eq. 19), with the contiguity alternative.
+void ScheduleModel::add_lane_bandwidth() {
+  for (const auto& order : ordering_.lane_order) {
+    for (size_t i = 1; i < order.size(); ++i) {
+      const int a = order[i - 1], b = order[i];
+      auto it = merge_of_.find({a, b});
+      if (it == merge_of_.end()) {
+        add_after(b, finish_[a]);
+      } else {
+        add_merge_alternative(a, b, it->second);
+      }
+    }
+  }
+}
+
+// Lane successor b either joins a's group (y = 1: same send, shared arrival) or leaves after
+// a's group finished (y = 0).
+void ScheduleModel::add_merge_alternative(int a, int b, int y) {
+  const TimeWindows& w = windows_;
+  const int fa = finish_[a].var, fb = finish_[b].var;
+  // Per-row big-Ms from the time windows.
+  const double m16 = std::max(0.0, w.send_hi[b] - w.send_lo[a]) + kSlack;
+  const double m19 = std::max(0.0, w.part_hi[a] - w.send_lo[b]) + kSlack;
+  const double m_arrival = std::max(0.0, w.finish_hi[b] - w.part_lo[a]) + kSlack;
+  m_.add_ge({{send_[b], 1.0}, {send_[a], -1.0}}, 0.0);
+  m_.add_le({{send_[b], 1.0}, {send_[a], -1.0}, {y, m16}}, m16);  // eq. 16
+  m_.add_ge({{send_[b], 1.0}, {part_[a], -1.0}, {y, m19}}, 0.0);  // eq. 19
+  // Eq. 17 holds whether or not b joins a's group: apart, b leaves after part[a].
+  m_.add_ge({{part_[b], 1.0}, {part_[a], -1.0}}, graph_.beta[b]);
+  m_.add_ge({{fa, 1.0}, {fb, -1.0}, {y, -m_arrival}}, -m_arrival);  // shared arrival
+}
+
+// Valid inequalities that tighten the big-M relaxation of mergeable lanes: from the send of
+// its i-th transfer, a lane still needs one alpha per remaining group plus beta per remaining
+// chunk before its last transfer arrives (a group boundary is a merge variable at 0).
+void ScheduleModel::add_lane_group_cuts() {
+  for (size_t slot = 0; slot < ordering_.lane_order.size(); ++slot) {
+    const auto& order = ordering_.lane_order[slot];
+    if (order.size() < 2 || !merge_after_.count(order[0])) continue;
+    const LogicalLink& link = lt_.links[ordering_.lane_slot_link[slot]];
+    const int last = order.back();
+    for (size_t i = 0; i + 1 < order.size(); ++i) {
+      std::vector<solvers::Term> row = {{finish_[last].var, 1.0}, {send_[order[i]], -1.0}};
+      double rhs = link.alpha_us + graph_.beta[last] * static_cast<double>(order.size() - i);
+      for (size_t j = i; j + 1 < order.size(); ++j) {
+        row.push_back({merge_after_.at(order[j]), link.alpha_us});
+        rhs += link.alpha_us;
+      }
+      m_.add_ge(row, rhs);
+    }
+  }
+}
+
+// One transfer at a time per switch port (eq. 20-21), in the stage 2 order.
+void ScheduleModel::add_port_chains(const std::vector<std::vector<int>>& orders) {
+  for (const auto& order : orders) {
+    for (size_t i = 1; i < order.size(); ++i) {
+      if (transfers_[order[i - 1]].link == transfers_[order[i]].link) continue;  // lane order
+      add_after(order[i], finish_[order[i - 1]]);
+    }
+  }
+}
+
+// Objective (eq. 1-2): the last arrival.
+void ScheduleModel::add_makespan() {
+  time_ = add_var(std::min(windows_.makespan_lo, ub_), ub_, false, greedy_.makespan_us, 1.0);
+  std::vector<bool> has_succ(n_, false);
+  for (const Transfer& t : transfers_) {
+    for (int p : t.preds) has_succ[p] = true;
+  }
+  for (int t = 0; t < n_; ++t) {
+    if (!has_succ[t]) m_.add_ge({{time_, 1.0}, {finish_[t].var, -1.0}}, finish_[t].constant);
+  }
+}
+
+Schedule ScheduleModel::solve(const TacclOptions& options, StageReport* report) const {
+  solvers::MilpOptions mo = detail::milp_options(options);
+  mo.mip_start = start_;
+  const solvers::MilpResult r = solvers::solve_milp(m_, mo);
+  detail::report_milp_stage(report, "scheduling", r, m_);
+  if (!r.has_solution) {
+    if (report) {
+      report->status += " (greedy schedule used)";
+      report->objective_us = greedy_.makespan_us;
+    }
+    return greedy_;
+  }
+  Schedule s = read_schedule(r);
+  if (report) report->objective_us = s.makespan_us;
+  return s;
+}
+
+Schedule ScheduleModel::read_schedule(const solvers::MilpResult& r) const {
+  Schedule s;
+  s.send_us.resize(n_);
+  s.arrive_us.resize(n_);
+  s.lane = greedy_.lane;
+  s.group.resize(n_);
+  std::iota(s.group.begin(), s.group.end(), 0);
+  for (int t = 0; t < n_; ++t) s.send_us[t] = r.values[send_[t]];
+  for (const Merge& mg : merges_) {
+    if (r.values[mg.y] > 0.5) s.group[mg.b] = s.group[mg.a];  // lane order: a is final already
+  }
+  for (int t = 0; t < n_; ++t) {
+    s.arrive_us[t] = r.values[finish_[t].var] + finish_[t].constant;
+    s.makespan_us = std::max(s.makespan_us, s.arrive_us[t]);
+  }
+  // Members of a group share the send time of the group's first transfer.
+  for (int t = 0; t < n_; ++t) s.send_us[t] = s.send_us[s.group[t]];
+  return s;
+}
+
 }  // namespace
 
 Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Ordering& ordering,
                             const LogicalTopology& lt, double chunk_bytes,
                             const TacclOptions& options, StageReport* report) {
-  using solvers::Term;
-  const int n = static_cast<int>(transfers.size());
-  const Schedule& greedy = ordering.greedy;
   if (!options.contiguity) {
-    for (int t = 0; t < n; ++t) {
-      CCSYNTH_CHECK(greedy.group[t] == t) << "stage 2 merged sends although contiguity is off";
+    for (size_t t = 0; t < transfers.size(); ++t) {
+      CCSYNTH_CHECK(ordering.greedy.group[t] == static_cast<int>(t))
+          << "stage 2 merged sends although contiguity is off";
     }
   }
-  const double ub = greedy.makespan_us * (1 + 1e-9) + 1e-9;  // no better schedule is later
-  solvers::MilpModel m;
-  std::vector<double> start;  // MIP start, grown with the variables
-  auto add_var = [&](double lb, double hi, bool integer, double obj, double initial) {
-    const int v = m.add_var(lb, hi, integer, obj);
-    start.push_back(initial);
-    return v;
-  };
-  const OrderGraph graph(transfers, lt, chunk_bytes, options, ordering);
-  const std::vector<double>& lat = graph.lat;
-  const std::vector<double>& beta = graph.beta;
-  const TimeWindows w(transfers, graph, ub);
-  std::vector<int> send(n);
-  constexpr double kSlack = 1e-6;  // keeps the MIP start inside the windows despite rounding
-  for (int t = 0; t < n; ++t) {
-    send[t] = add_var(w.send_lo[t], w.send_hi[t] + kSlack, false, 0.0, greedy.send_us[t]);
-  }
-  std::vector<Affine> finish(n);
-  for (int t = 0; t < n; ++t) finish[t] = {send[t], lat[t]};
-  // Contiguity (eq. 16-19) on inter-node lanes: y merges a transfer with its predecessor on the
-  // lane; p is the running finish of the merged group, f the group's (shared) arrival.
-  struct Merge {
-    int slot, a, b, y;
-  };
-  std::vector<Merge> merges;
-  std::vector<int> part(n, -1);
-  for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
-    const auto& order = ordering.lane_order[slot];
-    // Merging saves one alpha per chunk: skip lanes where alpha is negligible next to the
-    // transfer time, which keeps the MILP small for large chunks (OrderGraph::merge_lane).
-    if (order.empty() || !graph.merge_lane[order[0]]) continue;
-    for (size_t i = 0; i < order.size(); ++i) {
-      const int t = order[i];
-      // MIP start: the running finish inside the stage 2 merge group.
-      int position = 1;
-      for (size_t j = i; j > 0 && greedy.group[order[j - 1]] == greedy.group[t]; --j) ++position;
-      part[t] = add_var(w.part_lo[t], w.part_hi[t] + kSlack, false, 0.0,
-                        greedy.send_us[t] + graph.alpha[t] + beta[t] * position);
-      const int f = add_var(w.part_lo[t], w.finish_hi[t] + kSlack, false, 0.0,
-                            greedy.arrive_us[t]);
-      m.add_ge({{part[t], 1.0}, {send[t], -1.0}}, lat[t]);  // eq. 17 for a group of one
-      m.add_ge({{f, 1.0}, {part[t], -1.0}}, 0.0);           // eq. 18: arrival after the group
-      finish[t] = {f, 0.0};
-    }
-    for (size_t i = 1; i < order.size(); ++i) {
-      const bool together = greedy.group[order[i - 1]] == greedy.group[order[i]];
-      merges.push_back({static_cast<int>(slot), order[i - 1], order[i],
-                        add_var(0.0, 1.0, true, 0.0, together ? 1.0 : 0.0)});
-    }
-  }
-  auto after = [&](int later, const Affine& earlier) {  // send[later] >= earlier
-    m.add_ge({{send[later], 1.0}, {earlier.var, -1.0}}, earlier.constant);
-  };
-  // Dependencies: a chunk leaves a rank after it (and for reductions every part) arrived (eq. 4).
-  for (int t = 0; t < n; ++t) {
-    for (int p : transfers[t].preds) after(t, finish[p]);
-  }
-  // Strict bandwidth on every lane (eq. 19), with the contiguity alternative.
-  std::map<std::pair<int, int>, int> merge_of;
-  for (const Merge& mg : merges) merge_of[{mg.a, mg.b}] = mg.y;
-  // Symmetric merge decisions (the sketch's symmetry, TACCL eq. 12-14 applied to eq. 16).
-  for (const auto& perm : ordering.symmetries) {
-    for (const Merge& mg : merges) {
-      const int image = merge_of.at({perm[mg.a], perm[mg.b]});
-      if (image > mg.y) m.add_eq({{mg.y, 1.0}, {image, -1.0}}, 0.0);
-    }
-  }
-  for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
-    const auto& order = ordering.lane_order[slot];
-    for (size_t i = 1; i < order.size(); ++i) {
-      const int a = order[i - 1], b = order[i];
-      auto it = merge_of.find({a, b});
-      if (it == merge_of.end()) {
-        after(b, finish[a]);
-        continue;
-      }
-      const int y = it->second;
-      const int fa = finish[a].var, fb = finish[b].var;
-      // Per-row big-Ms from the time windows.
-      const double m16 = std::max(0.0, w.send_hi[b] - w.send_lo[a]) + kSlack;
-      const double m19 = std::max(0.0, w.part_hi[a] - w.send_lo[b]) + kSlack;
-      const double m_arrival = std::max(0.0, w.finish_hi[b] - w.part_lo[a]) + kSlack;
-      m.add_ge({{send[b], 1.0}, {send[a], -1.0}}, 0.0);
-      m.add_le({{send[b], 1.0}, {send[a], -1.0}, {y, m16}}, m16);           // eq. 16
-      m.add_ge({{send[b], 1.0}, {part[a], -1.0}, {y, m19}}, 0.0);           // eq. 19
-      // Eq. 17 holds whether or not b joins a's group: apart, b leaves after part[a].
-      m.add_ge({{part[b], 1.0}, {part[a], -1.0}}, beta[b]);
-      m.add_ge({{fa, 1.0}, {fb, -1.0}, {y, -m_arrival}}, -m_arrival);      // shared arrival
-    }
-  }
-  // Valid inequalities that tighten the big-M relaxation of mergeable lanes: from the send of
-  // its i-th transfer, a lane still needs one alpha per remaining group plus beta per remaining
-  // chunk before its last transfer arrives (a group boundary is a merge variable at 0).
-  std::map<int, int> merge_after;  // transfer -> y merging it with its lane successor
-  for (const Merge& mg : merges) merge_after[mg.a] = mg.y;
-  for (size_t slot = 0; slot < ordering.lane_order.size(); ++slot) {
-    const auto& order = ordering.lane_order[slot];
-    if (order.size() < 2 || !merge_after.count(order[0])) continue;
-    const LogicalLink& link = lt.links[ordering.lane_slot_link[slot]];
-    const int last = order.back();
-    for (size_t i = 0; i + 1 < order.size(); ++i) {
-      std::vector<Term> row = {{finish[last].var, 1.0}, {send[order[i]], -1.0}};
-      double rhs = link.alpha_us + beta[last] * static_cast<double>(order.size() - i);
-      for (size_t j = i; j + 1 < order.size(); ++j) {
-        row.push_back({merge_after.at(order[j]), link.alpha_us});
-        rhs += link.alpha_us;
-      }
-      m.add_ge(row, rhs);
-    }
-  }
-  // One transfer at a time per switch port (eq. 20-21), in the stage 2 order.
-  auto chain_ports = [&](const std::vector<std::vector<int>>& orders) {
-    for (const auto& order : orders) {
-      for (size_t i = 1; i < order.size(); ++i) {
-        if (transfers[order[i - 1]].link == transfers[order[i]].link) continue;  // lane order
-        after(order[i], finish[order[i - 1]]);
-      }
-    }
-  };
-  chain_ports(ordering.port_send_order);
-  chain_ports(ordering.port_recv_order);
-  // Objective (eq. 1-2): the last arrival.
-  const int time = add_var(std::min(w.makespan_lo, ub), ub, false, 1.0, greedy.makespan_us);
-  std::vector<bool> has_succ(n, false);
-  for (const Transfer& t : transfers) {
-    for (int p : t.preds) has_succ[p] = true;
-  }
-  for (int t = 0; t < n; ++t) {
-    if (!has_succ[t]) m.add_ge({{time, 1.0}, {finish[t].var, -1.0}}, finish[t].constant);
-  }
-
-  solvers::MilpOptions mo;
-  mo.time_limit_s = options.time_limit_s;
-  mo.relative_gap = options.relative_gap;
-  mo.stall_s = options.stall_s;
-  mo.log_level = options.solver_log_level;
-  mo.mip_start = start;
-  const solvers::MilpResult r = solvers::solve_milp(m, mo);
-  detail::report_milp_stage(report, "scheduling", r, m);
-  if (!r.has_solution) {
-    if (report) {
-      report->status += " (greedy schedule used)";
-      report->objective_us = greedy.makespan_us;
-    }
-    return greedy;
-  }
-  Schedule s;
-  s.send_us.resize(n);
-  s.arrive_us.resize(n);
-  s.lane = greedy.lane;
-  s.group.resize(n);
-  std::iota(s.group.begin(), s.group.end(), 0);
-  for (int t = 0; t < n; ++t) s.send_us[t] = r.values[send[t]];
-  for (const Merge& mg : merges) {
-    if (r.values[mg.y] > 0.5) s.group[mg.b] = s.group[mg.a];  // lane order: a is final already
-  }
-  for (int t = 0; t < n; ++t) {
-    s.arrive_us[t] = r.values[finish[t].var] + finish[t].constant;
-    s.makespan_us = std::max(s.makespan_us, s.arrive_us[t]);
-  }
-  // Members of a group share the send time of the group's first transfer.
-  for (int t = 0; t < n; ++t) s.send_us[t] = s.send_us[s.group[t]];
-  if (report) report->objective_us = s.makespan_us;
-  return s;
+  const ScheduleModel model(transfers, ordering, lt, chunk_bytes, options);
+  return model.solve(options, report);
 }
 
 Algorithm to_algorithm(const std::vector<Transfer>& transfers, const Schedule& schedule,

@@ -157,7 +157,8 @@ TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
                            << report.summary() << a << p;
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, RandomCompile, ::testing::Range(0, 400));
+INSTANTIATE_TEST_SUITE_P(Seeds, RandomCompile, ::testing::Range(0, 400),
+                         [](const auto& info) { return "Seed" + std::to_string(info.param); });
 
 }  // namespace
 }  // namespace ccsynth::compiler

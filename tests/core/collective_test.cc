@@ -16,6 +16,9 @@ struct Sizes {
   bool combining;
 };
 
+// gtest prints a case by its collective.
+void PrintTo(const Sizes& s, std::ostream* os) { *os << to_string(s.kind); }
+
 class CollectiveSizes : public ::testing::TestWithParam<Sizes> {};
 
 TEST_P(CollectiveSizes, BufferAndChunkCounts) {
@@ -42,7 +45,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Sizes{CollectiveKind::kBroadcast, 0, false, false, 0, false},
                       Sizes{CollectiveKind::kReduce, 0, false, false, 0, true},
                       Sizes{CollectiveKind::kGather, 0, false, true, 1, false},
-                      Sizes{CollectiveKind::kScatter, 0, true, false, 1, false}));
+                      Sizes{CollectiveKind::kScatter, 0, true, false, 1, false}),
+    [](const auto& info) { return to_string(info.param.kind); });
 
 TEST(Collective, AllGatherRelation) {
   // SCCL table 1: chunk c starts at rank c / C and ends everywhere.

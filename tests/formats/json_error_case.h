@@ -20,6 +20,9 @@ struct JsonErrorCase {
   std::string reason_part;
 };
 
+/// gtest prints a case by its label.
+inline void PrintTo(const JsonErrorCase& c, std::ostream* os) { *os << c.label; }
+
 /// Applies `c.edit` to `valid`, runs `read(doc, "bad.json")` and checks the UserError it throws.
 template <typename Reader>
 void expect_json_error(const JsonErrorCase& c, Json valid, Reader read) {

@@ -11,6 +11,11 @@
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::formats {
+
+// gtest prints a dialect by name (found by argument-dependent lookup, so outside the unnamed
+// namespace).
+void PrintTo(XmlDialect dialect, std::ostream* os) { *os << to_string(dialect); }
+
 namespace {
 
 using testing::make_step;
@@ -59,6 +64,11 @@ Program rich_program() {
 
 class RoundTrip : public ::testing::TestWithParam<std::tuple<XmlDialect, int>> {};
 
+// Names of the programs case_program(0..4) builds, for test names.
+constexpr const char* kCaseProgramNames[] = {"RingAllgather4", "RingAllgather4Inplace",
+                                             "RingAllreduce4", "RingAllreduce4Inplace",
+                                             "RichProgram"};
+
 Program case_program(int which) {
   switch (which) {
     case 0:
@@ -91,10 +101,15 @@ TEST_P(RoundTrip, ProgramXmlProgramIsIdentity) {
   EXPECT_EQ(write_msccl_xml(doc.program, dialect), xml);
 }
 
+std::string round_trip_name(const ::testing::TestParamInfo<std::tuple<XmlDialect, int>>& info) {
+  return to_string(std::get<0>(info.param)) + "_" + kCaseProgramNames[std::get<1>(info.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(BothDialects, RoundTrip,
                          ::testing::Combine(::testing::Values(XmlDialect::kClassic,
                                                               XmlDialect::kExecutor),
-                                            ::testing::Range(0, 5)));
+                                            ::testing::Range(0, 5)),
+                         round_trip_name);
 
 TEST(MscclXmlWriter, MatchesGoldenFiles) {
   EXPECT_EQ(write_msccl_xml(ring_allgather(4, false), XmlDialect::kExecutor),
@@ -223,6 +238,9 @@ struct BadCase {
   const char* expected_field;  // substring of UserError::field()
   const char* expected_reason;
 };
+
+// gtest prints a case by its name.
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
 
 class ReaderErrors : public ::testing::TestWithParam<BadCase> {};
 

@@ -39,7 +39,17 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
   return name;
 }
 
+// gtest prints a case as "baseline topology".
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << synth::to_string(c.kind) << " " << c.topology;
+}
+
 class BaselineRun : public testing::TestWithParam<Case> {};
+
+// The collective of the matrix of kind `kind` with `chunks` chunks per rank on `t`.
+Collective matrix_collective(CollectiveKind kind, int chunks, const Topology& t) {
+  return make_collective(kind, t.num_ranks, chunks, t.num_ranks > 2 ? 1 : 0);
+}
 
 // Runs `program` for a few sizes and returns how many runs were checked.
 // With several instances the program's chunks are finer than the collective's: the collective
@@ -87,7 +97,7 @@ TEST_P(BaselineRun, EveryCollectiveRunsCorrectly) {
   int variant = 0;
   for (CollectiveKind kind : builtin_collective_kinds()) {
     for (int chunks : {1, 2}) {
-      const Collective c = make_collective(kind, t.num_ranks, chunks, t.num_ranks > 2 ? 1 : 0);
+      const Collective c = matrix_collective(kind, chunks, t);
       if (!synth::baseline_inapplicable_reason(param.kind, c, t).empty()) continue;
       const Algorithm a = synth::make_baseline(param.kind, c, t);
       for (bool inplace : {false, true}) {
@@ -108,15 +118,28 @@ TEST_P(BaselineRun, EveryCollectiveRunsCorrectly) {
       }
     }
   }
-  if (runs == 0) GTEST_SKIP() << "no collective applies";
+  EXPECT_GT(runs, 0);
 }
 
+// Whether baseline `kind` builds some collective of the matrix on `topology`.
+bool builds_some_collective(synth::BaselineKind kind, const std::string& topology) {
+  const Topology t = topologies::make_builtin(topology);
+  for (CollectiveKind collective : builtin_collective_kinds()) {
+    for (int chunks : {1, 2}) {
+      const Collective c = matrix_collective(collective, chunks, t);
+      if (synth::baseline_inapplicable_reason(kind, c, t).empty()) return true;
+    }
+  }
+  return false;
+}
+
+// Every baseline on every topology, except the pairs where the baseline builds no collective.
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (synth::BaselineKind kind : synth::all_baseline_kinds()) {
     for (const char* topology : {"ring:4", "uring:3", "dgx1", "mesh2d:2x3", "switch:4",
                                  "hypercube:3", "line:4", "dgx1x2"}) {
-      out.push_back({kind, topology});
+      if (builds_some_collective(kind, topology)) out.push_back({kind, topology});
     }
   }
   return out;

@@ -16,6 +16,11 @@
 #include "ccsynth/verify/verify_program.h"
 
 namespace ccsynth::synth {
+
+// gtest prints a baseline kind by name (found by argument-dependent lookup, so outside the
+// unnamed namespace).
+void PrintTo(BaselineKind kind, std::ostream* os) { *os << to_string(kind); }
+
 namespace {
 
 const std::vector<std::string> kTopologies = {"ring:8",   "fc:8",       "dgx1",

@@ -24,6 +24,9 @@ struct Case {
   CollectiveKind kind;
 };
 
+// gtest prints a case as "sketch collective".
+void PrintTo(const Case& c, std::ostream* os) { *os << c.sketch << " " << to_string(c.kind); }
+
 class ShippedSketches : public testing::TestWithParam<Case> {};
 
 TEST_P(ShippedSketches, SynthesizesAndVerifies) {

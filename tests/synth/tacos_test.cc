@@ -502,6 +502,11 @@ struct MatrixCase {
   int chunks;
 };
 
+// gtest prints a case as "topology collective C=chunks".
+void PrintTo(const MatrixCase& c, std::ostream* os) {
+  *os << c.topology << " " << to_string(c.kind) << " C=" << c.chunks;
+}
+
 Topology by_name(const std::string& name) {
   if (name == "ring5") return ring(5);
   if (name == "uring4") return uring(4);

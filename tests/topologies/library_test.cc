@@ -90,6 +90,9 @@ struct MachineCase {
   int diameter;
 };
 
+// gtest prints a case by its topology name.
+void PrintTo(const MachineCase& c, std::ostream* os) { *os << c.name; }
+
 class Machines : public ::testing::TestWithParam<MachineCase> {};
 
 TEST_P(Machines, RanksNodesDiameter) {
@@ -171,6 +174,8 @@ struct ShapeCase {
   int directed_links;
   int diameter;
 };
+
+void PrintTo(const ShapeCase& c, std::ostream* os) { *os << c.name; }
 
 class Shapes : public ::testing::TestWithParam<ShapeCase> {};
 

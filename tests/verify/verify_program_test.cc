@@ -64,6 +64,9 @@ struct RingCase {
   int ranks;
 };
 
+// gtest prints a case by its name.
+void PrintTo(const RingCase& c, std::ostream* os) { *os << c.name; }
+
 class CorrectRings : public ::testing::TestWithParam<RingCase> {};
 
 TEST_P(CorrectRings, VerifyWithoutViolations) {

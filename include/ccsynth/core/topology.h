@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ccsynth/core/graph.h"  // bfs_hop_distances, which SCCL's bandwidth model uses too
+
 namespace ccsynth {
 
 /// A directed link src -> dst. `lanes` parallel physical links each carry one transfer at a
@@ -103,9 +105,5 @@ void validate(const Topology& topology, const std::string& file = "");
 
 /// Human-readable multi-line summary (for debugging and test failure messages).
 std::ostream& operator<<(std::ostream& os, const Topology& topology);
-
-/// Breadth-first hop distances from `src` over `adjacency` (adjacency[u]: successors of u);
-/// -1 where unreachable. Shared by Topology and the SCCL bandwidth model.
-std::vector<int> bfs_hop_distances(const std::vector<std::vector<int>>& adjacency, int src);
 
 }  // namespace ccsynth

@@ -1,5 +1,5 @@
 #pragma once
-// The CPU runtime (issue 8, docs/runtime.md): executes a Program (MSCCL-IR) for all its ranks in
+// The CPU runtime (docs/runtime.md): executes a Program (MSCCL-IR) for all its ranks in
 // one process, as the MSCCL interpreter does on GPUs (MSCCLang sec. 6, fig. 5):
 // - every rank's input and output buffers are caller memory, its scratch buffer is owned here;
 // - every threadblock runs its steps in order, once per slice of a chunk (the interpreter's

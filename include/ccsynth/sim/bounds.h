@@ -1,5 +1,5 @@
 #pragma once
-// Lower bounds on the time of a collective on a topology (issue 4, docs/bounds.md), valid for
+// Lower bounds on the time of a collective on a topology (docs/bounds.md), valid for
 // the simulator's cost model: a transfer of b bytes holds one lane of every link or switch port
 // on its route for at least alpha + beta * b.
 

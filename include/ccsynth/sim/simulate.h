@@ -1,5 +1,5 @@
 #pragma once
-// Event-driven simulation of a Program (MSCCL-IR) on a Topology (issue 4, docs/simulator.md).
+// Event-driven simulation of a Program (MSCCL-IR) on a Topology (docs/simulator.md).
 //
 // Model, in short: every threadblock runs its steps in order, once per slice (MSCCLang sec. 6.2:
 // the interpreter's outer loop walks the tiles of a chunk, the inner loop the instructions), and
