@@ -14,8 +14,6 @@
 //   sccl_bench ... --no-symmetry     no lex-leader symmetry breaking
 //   sccl_bench ... --smt             Z3's SMT core instead of its SAT core
 
-#include <z3++.h>
-
 #include <chrono>
 #include <ctime>
 #include <cstdlib>
@@ -23,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "ccsynth/solvers/smt.h"
 #include "ccsynth/synth/sccl.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -171,7 +170,7 @@ int main(int argc, char** argv) {
     if (a == "--z3" && i + 1 < argc) {
       const std::string kv = argv[++i];
       const auto eq = kv.find('=');
-      z3::set_param(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str());
+      solvers::set_smt_global_param(kv.substr(0, eq), kv.substr(eq + 1));
     } else if (a == "--no-symmetry") {
       o.break_symmetry = false;
     } else if (a == "--smt") {

@@ -104,8 +104,8 @@ struct InstanceResult {
   std::optional<Algorithm> algorithm;
   double encode_s = 0;
   double solve_s = 0;
-  int64_t variables = 0;    // Boolean send/round variables
-  int64_t constraints = 0;  // assertions given to Z3
+  int64_t variables = 0;    // Boolean variables of the SMT model
+  int64_t constraints = 0;  // its clauses, cardinality and pseudo-Boolean constraints
 };
 
 /// Solves a SYNCOLL instance with the encoding of SCCL sec. 3.4 (docs/sccl.md describes our
