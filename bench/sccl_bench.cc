@@ -106,7 +106,7 @@ double run_instance(const std::string& topo, const std::string& coll, int c, int
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
   const InstanceResult res =
-      synthesize(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
+      synthesize_sccl(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
   const double secs = cpu_now() - cpu;
   std::cout << topo << " " << coll << " (" << c << "," << s << "," << r << "): "
             << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
@@ -124,7 +124,7 @@ double run_pareto(const std::string& topo, const std::string& coll, int k, const
   po.solve = o;
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
-  const ParetoResult res = pareto_synthesize(
+  const ParetoResult res = synthesize_sccl_pareto(
       parse_collective_kind(coll), paper_bandwidth_model(t), po, 0, [](const ParetoAttempt& a) {
         std::cout << "  try (" << a.chunks << "," << a.steps << "," << a.rounds
                   << "): " << to_string(a.status) << " " << a.seconds << " s" << std::endl;
@@ -146,7 +146,7 @@ double run_least(const std::string& topo, const std::string& coll, int c, const 
   const Topology t = topology(topo);
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
-  const InstanceResult res = least_steps(
+  const InstanceResult res = synthesize_sccl_least_steps(
       parse_collective_kind(coll), paper_bandwidth_model(t), c, 0, 16, 0, o,
       [](int s, const InstanceResult& r) {
         std::cout << "  S=" << s << ": " << to_string(r.status) << " "

@@ -63,7 +63,7 @@ SynthMethod sccl_method() {
       if (flags->rounds != 0) {
         throw UserError("", "--rounds", "least-steps mode (--steps 0) uses R = S");
       }
-      const synth::InstanceResult r = synth::least_steps(
+      const synth::InstanceResult r = synth::synthesize_sccl_least_steps(
           kind, model, o.chunks, 0, flags->max_steps, o.root, solve,
           [&](int s, const synth::InstanceResult& res) {
             progress << "sccl: (C=" << o.chunks << ", S=" << s << ", R=" << s
@@ -81,7 +81,7 @@ SynthMethod sccl_method() {
     progress << "sccl: (C=" << o.chunks << ", S=" << flags->steps << ", R=" << rounds << ") on "
              << model.name << "\n";
     const synth::InstanceResult r =
-        synth::synthesize(kind, model, o.chunks, flags->steps, rounds, o.root, solve);
+        synth::synthesize_sccl(kind, model, o.chunks, flags->steps, rounds, o.root, solve);
     outcome.status = r.status;
     outcome.algorithm = r.algorithm;
     outcome.details = details_of(r, o.chunks, flags->steps, rounds);

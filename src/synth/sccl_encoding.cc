@@ -423,7 +423,7 @@ void check_instance(const SyncollInstance& in) {
   if (in.collective.combining) {
     throw UserError("", "collective",
                     "SCCL instances are non-combining; synthesize " + in.collective.name +
-                        " through synthesize() (inversion, SCCL sec. 3.5)");
+                        " through synthesize_sccl() (inversion, SCCL sec. 3.5)");
   }
   if (in.steps < 1) throw UserError("", "steps", "must be at least 1");
   if (in.rounds < in.steps) {
@@ -438,7 +438,7 @@ void check_instance(const SyncollInstance& in) {
 
 }  // namespace
 
-InstanceResult solve_instance(const SyncollInstance& instance, const SolveOptions& options) {
+InstanceResult solve_sccl_instance(const SyncollInstance& instance, const SolveOptions& options) {
   check_instance(instance);
   InstanceResult result;
   const auto start = Clock::now();
