@@ -1,5 +1,6 @@
-// SCCL synthesis times (SCCL tables 4-5 and the targets of issue 6). Not a Google Benchmark:
-// one SMT instance takes seconds, so each case runs once and prints its wall time.
+// SCCL synthesis times (SCCL tables 4-5 and our speed targets: at most half the time of the
+// reference Python SCCL on the same instances). Not a Google Benchmark: one SMT instance takes
+// seconds, so each case runs once and prints its wall time.
 //
 //   sccl_bench                       all targets: allgather (6,7,7), (6,3,7), alltoall (8,3,3),
 //                                    (24,2,8), the DGX-1 allgather frontier (k = 4) and the
@@ -221,7 +222,7 @@ int main(int argc, char** argv) {
     } else if (!args.empty() && args[0] == "least" && args.size() == 4) {
       run_least(args[1], args[2], std::stoi(args[3]), o);
     } else if (args.empty()) {
-      // Targets of issue 6 (reference Python SCCL on this machine class, seconds).
+      // Speed targets: the reference Python SCCL's seconds on this machine class.
       struct Target { const char* what; double reference_s; double ours_s; };
       std::vector<Target> targets;
       targets.push_back({"allgather (6,7,7)", 16.0, run_instance("dgx1", "allgather", 6, 7, 7, o)});
