@@ -58,18 +58,22 @@ void SmtModel::check_var(Lit lit) const {
 }
 
 void SmtModel::add_clause(std::span<const Lit> lits) {
-  SmtConstraint c;
+  const int begin = static_cast<int>(lits_.size());
   for (Lit lit : lits) {
-    if (lit.is_true()) return;  // satisfied whatever the variables are
+    if (lit.is_true()) {  // satisfied whatever the variables are
+      lits_.resize(begin);
+      return;
+    }
     if (lit.is_false()) continue;
     check_var(lit);
-    c.lits.push_back(lit);
+    lits_.push_back(lit);
   }
-  if (c.lits.empty()) {
+  const int size = static_cast<int>(lits_.size()) - begin;
+  if (size == 0) {
     trivially_unsat_ = true;
     return;
   }
-  constraints_.push_back(std::move(c));
+  rows_.push_back({Kind::kClause, begin, size, -1, 0});
 }
 
 void SmtModel::add_at_most(std::span<const Lit> lits, int k) {
@@ -96,9 +100,9 @@ void SmtModel::add_pb_ge(std::span<const Lit> lits, std::span<const int> coeffs,
 // assignment and marks the model unsatisfiable when it holds for none.
 void SmtModel::add_linear(Kind kind, std::span<const Lit> lits, std::span<const int> coeffs,
                           int k) {
-  const bool weighted = !coeffs.empty();
-  SmtConstraint c;
-  c.kind = kind;
+  const bool weighted = kind == Kind::kPbLe || kind == Kind::kPbGe;
+  const int begin = static_cast<int>(lits_.size());
+  const int coeff_begin = weighted ? static_cast<int>(coeffs_.size()) : -1;
   int64_t bound = k;
   int64_t total = 0;  // the largest value of the sum
   for (size_t i = 0; i < lits.size(); ++i) {
@@ -110,21 +114,38 @@ void SmtModel::add_linear(Kind kind, std::span<const Lit> lits, std::span<const 
       continue;
     }
     check_var(lits[i]);
-    c.lits.push_back(lits[i]);
-    if (weighted) c.coeffs.push_back(coef);
+    lits_.push_back(lits[i]);
+    if (weighted) coeffs_.push_back(coef);
     total += coef;
   }
   const bool always = is_upper(kind) ? total <= bound : bound <= 0;
   const bool never = is_upper(kind) ? bound < 0 : total < bound;
   if (never) trivially_unsat_ = true;
-  if (always || never) return;
-  c.bound = static_cast<int>(bound);
-  constraints_.push_back(std::move(c));
+  if (always || never) {
+    lits_.resize(begin);
+    if (weighted) coeffs_.resize(coeff_begin);
+    return;
+  }
+  const int size = static_cast<int>(lits_.size()) - begin;
+  rows_.push_back({kind, begin, size, coeff_begin, static_cast<int>(bound)});
+}
+
+SmtConstraint SmtModel::constraint(int i) const {
+  const Row& row = rows_[i];
+  SmtConstraint c;
+  c.kind = row.kind;
+  c.lits = std::span<const Lit>(lits_.data() + row.begin, row.size);
+  if (row.coeff_begin >= 0) {
+    c.coeffs = std::span<const int>(coeffs_.data() + row.coeff_begin, row.size);
+  }
+  c.bound = row.bound;
+  return c;
 }
 
 bool SmtModel::satisfied_by(const std::vector<uint8_t>& values) const {
   if (trivially_unsat_ || static_cast<int>(values.size()) != num_vars()) return false;
-  for (const SmtConstraint& c : constraints_) {
+  for (int i = 0; i < num_constraints(); ++i) {
+    const SmtConstraint c = constraint(i);
     if (c.kind == Kind::kClause) {
       if (weighted_true(c, values) == 0) return false;
     } else if (is_upper(c.kind) ? weighted_true(c, values) > c.bound
@@ -149,7 +170,7 @@ class Z3Translation {
   }
 
   void add_all(z3::solver& solver) const {
-    for (const SmtConstraint& c : model_.constraints()) solver.add(constraint(c));
+    for (int i = 0; i < model_.num_constraints(); ++i) solver.add(constraint(model_.constraint(i)));
   }
 
   std::vector<uint8_t> values(const z3::model& m) const {

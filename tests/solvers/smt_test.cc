@@ -78,13 +78,35 @@ TEST(SmtModel, ConstantsAreFolded) {
   EXPECT_EQ(m.num_constraints(), 0);
   m.add_clause({a, Lit::constant(false)});  // just a
   ASSERT_EQ(m.num_constraints(), 1);
-  EXPECT_EQ(m.constraints()[0].lits, std::vector<Lit>{a});
+  ASSERT_EQ(m.constraint(0).lits.size(), 1u);
+  EXPECT_EQ(m.constraint(0).lits[0], a);
   m.add_at_most(std::vector<Lit>{a, Lit::constant(true)}, 1);  // a <= 0
   ASSERT_EQ(m.num_constraints(), 2);
-  EXPECT_EQ(m.constraints()[1].bound, 0);
+  EXPECT_EQ(m.constraint(1).bound, 0);
+  EXPECT_TRUE(m.constraint(1).coeffs.empty());
   EXPECT_FALSE(m.trivially_unsat());
   EXPECT_EQ(solve_smt(m).status, SmtStatus::kUnsat);
   m.add_clause({Lit::constant(false)});
+  EXPECT_TRUE(m.trivially_unsat());
+}
+
+TEST(SmtModel, PseudoBooleanConstantsMoveIntoTheBound) {
+  SmtModel m;
+  const Lit a = m.add_bool(), b = m.add_bool();
+  // 2a + 3 * true + 5 * false + b <= 4  ->  2a + b <= 1.
+  m.add_pb_le(std::vector<Lit>{a, Lit::constant(true), Lit::constant(false), b},
+              std::vector<int>{2, 3, 5, 1}, 4);
+  ASSERT_EQ(m.num_constraints(), 1);
+  const SmtConstraint c = m.constraint(0);
+  EXPECT_EQ(c.kind, SmtConstraint::Kind::kPbLe);
+  EXPECT_EQ(std::vector<Lit>(c.lits.begin(), c.lits.end()), (std::vector<Lit>{a, b}));
+  EXPECT_EQ(std::vector<int>(c.coeffs.begin(), c.coeffs.end()), (std::vector<int>{2, 1}));
+  EXPECT_EQ(c.bound, 1);
+  m.add_pb_ge(std::vector<Lit>{a, b}, std::vector<int>{2, 1}, 0);  // always true: dropped
+  EXPECT_EQ(m.num_constraints(), 1);
+  EXPECT_TRUE(m.satisfied_by({0, 1}));
+  EXPECT_FALSE(m.satisfied_by({1, 0}));
+  m.add_pb_ge(std::vector<Lit>{a, b}, std::vector<int>{2, 1}, 4);  // at most 3: never
   EXPECT_TRUE(m.trivially_unsat());
 }
 

@@ -40,7 +40,8 @@ class Lit {
   int code_ = kFalse;
 };
 
-/// A constraint over literals; kind says how `lits`, `coeffs` and `bound` are read.
+/// A constraint over literals (a view into an SmtModel, valid until the model changes); kind says
+/// how `lits`, `coeffs` and `bound` are read.
 struct SmtConstraint {
   enum class Kind {
     kClause,   // at least one of lits is true (bound and coeffs unused)
@@ -50,8 +51,8 @@ struct SmtConstraint {
     kPbGe,     // sum of coeffs[i] over true lits[i] >= bound
   };
   Kind kind = Kind::kClause;
-  std::vector<Lit> lits;  // variables only: the model folds constants into the bound
-  std::vector<int> coeffs;
+  std::span<const Lit> lits;    // variables only: the model folds constants into the bound
+  std::span<const int> coeffs;  // empty but for kPbLe / kPbGe
   int bound = 0;
 };
 
@@ -77,9 +78,10 @@ class SmtModel {
   void add_pb_ge(std::span<const Lit> lits, std::span<const int> coeffs, int k);
 
   int num_vars() const { return static_cast<int>(names_.size()); }
-  int num_constraints() const { return static_cast<int>(constraints_.size()); }
+  int num_constraints() const { return static_cast<int>(rows_.size()); }
   const std::string& name(int var) const { return names_[var]; }
-  const std::vector<SmtConstraint>& constraints() const { return constraints_; }
+  /// Constraint `i` (0 <= i < num_constraints()) in the order they were added.
+  SmtConstraint constraint(int i) const;
   /// Some constraint is false whatever the variables are (e.g. an empty clause).
   bool trivially_unsat() const { return trivially_unsat_; }
 
@@ -87,12 +89,21 @@ class SmtModel {
   bool satisfied_by(const std::vector<uint8_t>& values) const;
 
  private:
+  // Constraint i: its literals are lits_[begin, begin + size), its coefficients (pseudo-Boolean
+  // kinds only) coeffs_ at the same positions relative to coeff_begin.
+  struct Row {
+    SmtConstraint::Kind kind;
+    int begin, size, coeff_begin, bound;
+  };
+
   void add_linear(SmtConstraint::Kind kind, std::span<const Lit> lits, std::span<const int> coeffs,
                   int k);
   void check_var(Lit lit) const;
 
   std::vector<std::string> names_;
-  std::vector<SmtConstraint> constraints_;
+  std::vector<Row> rows_;
+  std::vector<Lit> lits_;
+  std::vector<int> coeffs_;
   bool trivially_unsat_ = false;
 };
 
