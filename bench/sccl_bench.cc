@@ -1,5 +1,6 @@
-// SCCL synthesis times (SCCL tables 4-5 and the target cases below). Not a Google Benchmark:
-// one SMT instance takes seconds, so each case runs once and prints its wall time.
+// SCCL synthesis times (SCCL tables 4-5 and our speed targets: at most half the time of the
+// reference Python SCCL on the same instances). Not a Google Benchmark: one SMT instance takes
+// seconds, so each case runs once and prints its wall time.
 //
 //   sccl_bench                       all targets: allgather (6,7,7), (6,3,7), alltoall (8,3,3),
 //                                    (24,2,8), the DGX-1 allgather frontier (k = 4) and the
@@ -14,8 +15,6 @@
 //   sccl_bench ... --no-symmetry     no lex-leader symmetry breaking
 //   sccl_bench ... --smt             Z3's SMT core instead of its SAT core
 
-#include <z3++.h>
-
 #include <chrono>
 #include <ctime>
 #include <cstdlib>
@@ -23,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "ccsynth/solvers/smt.h"
 #include "ccsynth/synth/sccl.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
@@ -107,7 +107,7 @@ double run_instance(const std::string& topo, const std::string& coll, int c, int
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
   const InstanceResult res =
-      synthesize(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
+      synthesize_sccl(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
   const double secs = cpu_now() - cpu;
   std::cout << topo << " " << coll << " (" << c << "," << s << "," << r << "): "
             << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
@@ -125,7 +125,7 @@ double run_pareto(const std::string& topo, const std::string& coll, int k, const
   po.solve = o;
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
-  const ParetoResult res = pareto_synthesize(
+  const ParetoResult res = synthesize_sccl_pareto(
       parse_collective_kind(coll), paper_bandwidth_model(t), po, 0, [](const ParetoAttempt& a) {
         std::cout << "  try (" << a.chunks << "," << a.steps << "," << a.rounds
                   << "): " << to_string(a.status) << " " << a.seconds << " s" << std::endl;
@@ -147,7 +147,7 @@ double run_least(const std::string& topo, const std::string& coll, int c, const 
   const Topology t = topology(topo);
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
-  const InstanceResult res = least_steps(
+  const InstanceResult res = synthesize_sccl_least_steps(
       parse_collective_kind(coll), paper_bandwidth_model(t), c, 0, 16, 0, o,
       [](int s, const InstanceResult& r) {
         std::cout << "  S=" << s << ": " << to_string(r.status) << " "
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
     if (a == "--z3" && i + 1 < argc) {
       const std::string kv = argv[++i];
       const auto eq = kv.find('=');
-      z3::set_param(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str());
+      solvers::set_smt_global_param(kv.substr(0, eq), kv.substr(eq + 1));
     } else if (a == "--no-symmetry") {
       o.break_symmetry = false;
     } else if (a == "--smt") {
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     } else if (!args.empty() && args[0] == "least" && args.size() == 4) {
       run_least(args[1], args[2], std::stoi(args[3]), o);
     } else if (args.empty()) {
-      // Targets of issue 6 (reference Python SCCL on this machine class, seconds).
+      // Speed targets: the reference Python SCCL's seconds on this machine class.
       struct Target { const char* what; double reference_s; double ours_s; };
       std::vector<Target> targets;
       targets.push_back({"allgather (6,7,7)", 16.0, run_instance("dgx1", "allgather", 6, 7, 7, o)});

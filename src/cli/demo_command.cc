@@ -122,8 +122,8 @@ class ScclFrontier {
     options.time_limit_s = options_.time_limit_s;
     options.solve.time_limit_s = options_.time_limit_s;
     options.max_chunks = 2 * topology_.num_ranks;
-    return synth::pareto_synthesize(collective_.kind, synth::paper_bandwidth_model(topology_),
-                                    options, collective_.root);
+    return synth::synthesize_sccl_pareto(collective_.kind, synth::paper_bandwidth_model(topology_),
+                                         options, collective_.root);
   }
 
   const Collective& collective_;

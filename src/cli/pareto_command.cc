@@ -45,7 +45,7 @@ int run_pareto(const ParetoFlags& f) {
   options.max_steps = f.max_steps;
   options.max_chunks = f.max_chunks;
   std::cerr << "pareto: " << to_string(kind) << " on " << model.name << ", k = " << f.k << "\n";
-  const synth::ParetoResult result = synth::pareto_synthesize(
+  const synth::ParetoResult result = synth::synthesize_sccl_pareto(
       kind, model, options, f.root, [](const synth::ParetoAttempt& a) {
         std::cerr << fmt::format("pareto: (C={}, S={}, R={}): {} in {:.2f} s\n", a.chunks,
                                  a.steps, a.rounds, to_string(a.status), a.seconds);

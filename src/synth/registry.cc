@@ -118,7 +118,7 @@ SynthResult run_sccl(const Topology& topology, const Collective& collective,
   SynthResult out;
   if (steps == 0) {
     if (given_rounds != 0) throw UserError("", "rounds", "least-steps mode (steps 0) uses R = S");
-    const InstanceResult r = least_steps(
+    const InstanceResult r = synthesize_sccl_least_steps(
         collective.kind, model, chunks, 0, param(o, "max-steps", 16), collective.root, solve,
         [&](int s, const InstanceResult& res) {
           report(o, "sccl: (C=" + std::to_string(chunks) + ", S=" + std::to_string(s) +
@@ -135,7 +135,7 @@ SynthResult run_sccl(const Topology& topology, const Collective& collective,
   const int rounds = given_rounds == 0 ? steps : given_rounds;
   report(o, "sccl: (C=" + std::to_string(chunks) + ", S=" + std::to_string(steps) +
                 ", R=" + std::to_string(rounds) + ") on " + model.name);
-  const InstanceResult r = synthesize(collective.kind, model, chunks, steps, rounds,
+  const InstanceResult r = synthesize_sccl(collective.kind, model, chunks, steps, rounds,
                                            collective.root, solve);
   out.status = r.status;
   out.algorithm = r.algorithm;

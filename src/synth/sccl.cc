@@ -51,7 +51,7 @@ void check_kind(CollectiveKind kind) {
   }
 }
 
-// Whether (C, S, R) is a shape synthesize() accepts for `kind` (without throwing).
+// Whether (C, S, R) is a shape synthesize_sccl() accepts for `kind` (without throwing).
 bool valid_shape(CollectiveKind kind, int num_ranks, int chunks, int steps, int rounds) {
   if (chunks < 1 || steps < 1 || rounds < steps) return false;
   if (chunks % chunk_unit(kind, num_ranks) != 0) return false;
@@ -195,8 +195,8 @@ Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int r
   return make_collective(kind, num_ranks, chunks / unit, root);
 }
 
-InstanceResult synthesize(CollectiveKind kind, const BandwidthModel& model, int chunks, int steps,
-                          int rounds, int root, const SolveOptions& options) {
+InstanceResult synthesize_sccl(CollectiveKind kind, const BandwidthModel& model, int chunks,
+                               int steps, int rounds, int root, const SolveOptions& options) {
   check_kind(kind);
   const int P = model.num_ranks;
   sccl_collective(kind, P, chunks, root);  // validates C
@@ -208,11 +208,11 @@ InstanceResult synthesize(CollectiveKind kind, const BandwidthModel& model, int 
     }
     // SCCL sec. 3.5: allreduce = invert(allgather on reversed links) then allgather.
     const int c = chunks / P;
-    InstanceResult rs = synthesize(CollectiveKind::kReduceScatter, model, c, steps / 2,
-                                   rounds / 2, root, options);
+    InstanceResult rs = synthesize_sccl(CollectiveKind::kReduceScatter, model, c, steps / 2,
+                                        rounds / 2, root, options);
     if (!rs.algorithm) return rs;
-    InstanceResult ag = synthesize(CollectiveKind::kAllGather, model, c, steps / 2, rounds / 2,
-                                   root, options);
+    InstanceResult ag =
+        synthesize_sccl(CollectiveKind::kAllGather, model, c, steps / 2, rounds / 2, root, options);
     ag.encode_s += rs.encode_s;
     ag.solve_s += rs.solve_s;
     ag.variables += rs.variables;
@@ -226,8 +226,8 @@ InstanceResult synthesize(CollectiveKind kind, const BandwidthModel& model, int 
     return ag;
   }
   // Shapes below algorithm 1's bounds are UNSAT without asking the solver.
-  if (steps < latency_lower_bound(kind, model, root) ||
-      make_ratio(rounds, chunks) < bandwidth_lower_bound(kind, model, root)) {
+  if (steps < sccl_latency_lower_bound(kind, model, root) ||
+      make_ratio(rounds, chunks) < sccl_bandwidth_lower_bound(kind, model, root)) {
     return InstanceResult{};
   }
   const CollectiveKind base = synthesis_kind(kind);
@@ -236,7 +236,7 @@ InstanceResult synthesize(CollectiveKind kind, const BandwidthModel& model, int 
   instance.bandwidth = inverted(kind) ? reversed(model) : model;
   instance.steps = steps;
   instance.rounds = rounds;
-  InstanceResult result = solve_instance(instance, options);
+  InstanceResult result = solve_sccl_instance(instance, options);
   if (result.algorithm) {
     if (inverted(kind)) result.algorithm = invert(*result.algorithm);
     result.algorithm->name = "sccl_" + to_string(kind) + "_c" + std::to_string(chunks) + "_s" +
@@ -254,7 +254,7 @@ Ratio make_ratio(int64_t num, int64_t den) {
 
 bool operator<(const Ratio& a, const Ratio& b) { return a.num * b.den < b.num * a.den; }
 
-int latency_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root) {
+int sccl_latency_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root) {
   check_kind(kind);
   const CollectiveKind base = synthesis_kind(kind);
   const BandwidthModel m = inverted(kind) ? reversed(model) : model;
@@ -280,7 +280,7 @@ int latency_lower_bound(CollectiveKind kind, const BandwidthModel& model, int ro
   return kind == CollectiveKind::kAllReduce ? 2 * bound : bound;
 }
 
-Ratio bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root) {
+Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root) {
   check_kind(kind);
   const int P = model.num_ranks;
   const CollectiveKind base = synthesis_kind(kind);
@@ -348,7 +348,7 @@ Ratio bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, in
     }
     if (need == 0) continue;
     const int64_t cap = capacity_into(m, edges, edge_cap, in_cap, out_cap, in_set);
-    if (cap == 0) continue;  // unreachable: latency_lower_bound reports it
+    if (cap == 0) continue;  // unreachable: sccl_latency_lower_bound reports it
     // R >= need / cap rounds for chunk_unit(base) paper chunks: R/C >= need / (cap * unit).
     const Ratio r = make_ratio(need, cap * chunk_unit(base, P));
     if (best < r) best = r;
@@ -360,15 +360,15 @@ Ratio bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, in
   return best;
 }
 
-ParetoResult pareto_synthesize(CollectiveKind kind, const BandwidthModel& model,
-                               const ParetoOptions& options, int root,
-                               const std::function<void(const ParetoAttempt&)>& progress) {
+ParetoResult synthesize_sccl_pareto(CollectiveKind kind, const BandwidthModel& model,
+                                    const ParetoOptions& options, int root,
+                                    const std::function<void(const ParetoAttempt&)>& progress) {
   check_kind(kind);
   if (options.k < 0) throw UserError("", "k", "must be non-negative");
   const auto start = Clock::now();
   ParetoResult result;
-  result.latency_bound = latency_lower_bound(kind, model, root);
-  result.bandwidth_bound = bandwidth_lower_bound(kind, model, root);
+  result.latency_bound = sccl_latency_lower_bound(kind, model, root);
+  result.bandwidth_bound = sccl_bandwidth_lower_bound(kind, model, root);
   const Ratio bl = result.bandwidth_bound;
   const int P = model.num_ranks;
   const int unit = chunk_unit(kind, P);
@@ -407,7 +407,7 @@ ParetoResult pareto_synthesize(CollectiveKind kind, const BandwidthModel& model,
         solve.time_limit_s = solve.time_limit_s > 0 ? std::min(solve.time_limit_s, left) : left;
       }
       const auto t = Clock::now();
-      InstanceResult r = synthesize(kind, model, C, S, R, root, solve);
+      InstanceResult r = synthesize_sccl(kind, model, C, S, R, root, solve);
       ParetoAttempt attempt{C, S, R, r.status, seconds_since(t)};
       result.attempts.push_back(attempt);
       if (progress) progress(attempt);
@@ -439,17 +439,18 @@ ParetoResult pareto_synthesize(CollectiveKind kind, const BandwidthModel& model,
   return result;
 }
 
-InstanceResult least_steps(CollectiveKind kind, const BandwidthModel& model, int chunks,
-                           int extra_rounds, int max_steps, int root, const SolveOptions& options,
-                           const std::function<void(int, const InstanceResult&)>& progress) {
+InstanceResult synthesize_sccl_least_steps(
+    CollectiveKind kind, const BandwidthModel& model, int chunks, int extra_rounds, int max_steps,
+    int root, const SolveOptions& options,
+    const std::function<void(int, const InstanceResult&)>& progress) {
   check_kind(kind);
   if (extra_rounds < 0) throw UserError("", "rounds", "extra rounds must be non-negative");
   sccl_collective(kind, model.num_ranks, chunks, root);  // validates C
   InstanceResult last;
   last.status = SynthStatus::kInfeasible;
-  for (int S = std::max(1, latency_lower_bound(kind, model, root)); S <= max_steps; ++S) {
+  for (int S = std::max(1, sccl_latency_lower_bound(kind, model, root)); S <= max_steps; ++S) {
     if (!valid_shape(kind, model.num_ranks, chunks, S, S + extra_rounds)) continue;
-    last = synthesize(kind, model, chunks, S, S + extra_rounds, root, options);
+    last = synthesize_sccl(kind, model, chunks, S, S + extra_rounds, root, options);
     if (progress) progress(S, last);
     if (last.algorithm || last.status == SynthStatus::kTimedOut) return last;
   }

@@ -1,11 +1,12 @@
-// The SMT encoding of a SYNCOLL instance (SCCL sec. 3.4) with Z3's C++ API.
+// The SMT encoding of a SYNCOLL instance (SCCL sec. 3.4) as a Boolean model of the solvers
+// module (solvers/smt.h), decided by Z3.
 //
 // SCCL encodes time_{c,n} (the step chunk c reaches rank n) as an integer and snd_{n,c,n'} as a
 // Boolean, and then needs the products snd_{n,c,n'} AND time_{c,n'} = s inside the per-step
 // bandwidth sums (C5). We expand that product once: x_{c,n,n',s} = snd_{n,c,n'} AND
 // time_{c,n'} = s, i.e. "rank n sends chunk c to n' in step s" (1-based s, arriving at its end).
 // Then, with all sums being cardinality / pseudo-Boolean constraints over Booleans, Z3's SAT core
-// with native cardinality reasoning (logic QF_FD) decides the instance:
+// with native cardinality reasoning (SmtEngine::kSatCore) decides the instance:
 //   C1  pre: no variable ever delivers c to a pre rank of c (it holds c at time 0);
 //   C2+C3  every post rank not in pre receives c exactly once, every other rank at most once
 //       (SCCL's "does not redundantly receive the chunk more than once");
@@ -18,8 +19,6 @@
 // can still pass c on to a post rank missing it within S - s steps; a relay that is no post rank
 // must forward what it receives.
 
-#include <z3++.h>
-
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -28,12 +27,15 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/solvers/smt.h"
 #include "ccsynth/synth/sccl.h"
 
 namespace ccsynth::synth {
 
 namespace {
 
+using solvers::Lit;
+using solvers::SmtModel;
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
@@ -66,11 +68,12 @@ std::vector<int> bfs(int num_ranks, const std::vector<std::vector<int>>& adjacen
   return dist;
 }
 
-// The Boolean encoding of one instance; variables are indexed (chunk, edge, step).
+// The Boolean encoding of one instance into an SmtModel; send variables are indexed
+// (chunk, edge, step).
 class Encoding {
  public:
-  Encoding(const SyncollInstance& instance, const SolveOptions& options, z3::context& ctx)
-      : in_(instance), options_(options), ctx_(ctx), vars_(ctx) {
+  Encoding(const SyncollInstance& instance, const SolveOptions& options, SmtModel& model)
+      : in_(instance), options_(options), model_(model) {
     P_ = in_.collective.num_ranks;
     G_ = in_.collective.num_chunks();
     S_ = in_.steps;
@@ -89,20 +92,20 @@ class Encoding {
     bwd_ = std::move(bwd);
   }
 
-  // Builds every constraint into `solver`; false when the instance is trivially UNSAT (a post
+  // Builds every constraint into the model; false when the instance is trivially UNSAT (a post
   // rank no variable can reach).
-  bool build(z3::solver& solver) {
+  bool build() {
     make_send_variables();
-    if (!add_receive_constraints(solver)) return false;
-    add_causality_constraints(solver);
-    make_round_variables(solver);
-    add_bandwidth_constraints(solver);
-    add_ingress_bounds(solver);
-    if (options_.break_symmetry) add_symmetry_breaking(solver);
+    if (!add_receive_constraints()) return false;
+    add_causality_constraints();
+    make_round_variables();
+    add_bandwidth_constraints();
+    add_ingress_bounds();
+    if (options_.break_symmetry) add_symmetry_breaking();
     return true;
   }
 
-  Algorithm extract(const z3::model& model) const {
+  Algorithm extract(const solvers::SmtResult& model) const {
     Algorithm a;
     a.collective = in_.collective;
     a.topology = in_.bandwidth.name;
@@ -112,7 +115,7 @@ class Encoding {
       for (int e = 0; e < E_; ++e) {
         for (int s = 1; s <= S_; ++s) {
           const int v = var(c, e, s);
-          if (v < 0 || !model.eval(vars_[v], true).is_true()) continue;
+          if (v < 0 || !model.value(vars_[v])) continue;
           ChunkOp op;
           op.chunk = c;
           op.src = edges_[e].first;
@@ -124,17 +127,12 @@ class Encoding {
     }
     for (int s = 0; s < S_; ++s) {
       int r = 1;
-      for (const z3::expr& e : rounds_[s]) r += model.eval(e, true).is_true() ? 1 : 0;
+      for (Lit e : rounds_[s]) r += model.value(e) ? 1 : 0;
       a.rounds_per_step.push_back(r);
     }
     sort_ops(a);
     return a;
   }
-
-  int64_t variables() const {
-    return static_cast<int64_t>(vars_.size() + haves_.size()) + extra_vars_;
-  }
-  int64_t constraints() const { return constraints_; }
 
  private:
   int var(int c, int e, int s) const {
@@ -165,17 +163,15 @@ class Encoding {
           if (options_.prune_relays && to_missing[m] > S_ - s) continue;  // useless delivery
           index_[(static_cast<size_t>(c) * E_ + e) * S_ + (s - 1)] =
               static_cast<int>(vars_.size());
-          vars_.push_back(ctx_.bool_const(
-              ("x_" + std::to_string(c) + "_" + std::to_string(n) + "_" + std::to_string(m) +
-               "_" + std::to_string(s))
-                  .c_str()));
+          vars_.push_back(model_.add_bool("x_" + std::to_string(c) + "_" + std::to_string(n) + "_" +
+                                          std::to_string(m) + "_" + std::to_string(s)));
         }
       }
     }
   }
 
-  z3::expr_vector incoming(int c, int rank, int min_step, int max_step) const {
-    z3::expr_vector out(ctx_);
+  std::vector<Lit> incoming(int c, int rank, int min_step, int max_step) const {
+    std::vector<Lit> out;
     for (int e : in_edges_[rank]) {
       for (int s = std::max(1, min_step); s <= std::min(S_, max_step); ++s) {
         const int v = var(c, e, s);
@@ -185,8 +181,8 @@ class Encoding {
     return out;
   }
 
-  z3::expr_vector outgoing(int c, int rank, int min_step) const {
-    z3::expr_vector out(ctx_);
+  std::vector<Lit> outgoing(int c, int rank, int min_step) const {
+    std::vector<Lit> out;
     for (int e : out_edges_[rank]) {
       for (int s = std::max(1, min_step); s <= S_; ++s) {
         const int v = var(c, e, s);
@@ -196,70 +192,68 @@ class Encoding {
     return out;
   }
 
-  void add(z3::solver& solver, const z3::expr& e) {
-    solver.add(e);
-    ++constraints_;
-  }
-
   // have(c, n, s): rank n holds c at the end of step s (s = 0: the precondition). An order
   // encoding of SCCL's integer time_{c,n}: have(c,n,s) <=> time_{c,n} <= s.
-  z3::expr have(int c, int n, int s) const {
-    if (is_pre_[c * P_ + n]) return ctx_.bool_val(true);
-    if (s <= 0) return ctx_.bool_val(false);
+  Lit have(int c, int n, int s) const {
+    if (is_pre_[c * P_ + n]) return Lit::constant(true);
+    if (s <= 0) return Lit::constant(false);
     const int h = have_index_[(static_cast<size_t>(c) * P_ + n) * S_ + (s - 1)];
-    return h < 0 ? ctx_.bool_val(false) : haves_[h];
+    return h < 0 ? Lit::constant(false) : haves_[h];
   }
 
   // C2 + C3: post ranks missing c receive it exactly once, other ranks at most once; have()
   // changes from false to true exactly in the step of that receive.
-  bool add_receive_constraints(z3::solver& solver) {
+  bool add_receive_constraints() {
     have_index_.assign(static_cast<size_t>(G_) * P_ * S_, -1);
     for (int c = 0; c < G_; ++c) {
       for (int r = 0; r < P_; ++r) {
         if (is_pre_[c * P_ + r]) continue;
-        const z3::expr_vector in = incoming(c, r, 1, S_);
+        const std::vector<Lit> in = incoming(c, r, 1, S_);
         if (is_post_[c * P_ + r] && in.empty()) return false;
         if (in.empty()) continue;
-        if (in.size() > 1) add(solver, z3::atmost(in, 1));
+        if (in.size() > 1) model_.add_at_most(in, 1);
         for (int s = 1; s <= S_; ++s) {
           have_index_[(static_cast<size_t>(c) * P_ + r) * S_ + (s - 1)] =
               static_cast<int>(haves_.size());
-          haves_.push_back(ctx_.bool_const(
-              ("h_" + std::to_string(c) + "_" + std::to_string(r) + "_" + std::to_string(s))
-                  .c_str()));
+          haves_.push_back(model_.add_bool("h_" + std::to_string(c) + "_" + std::to_string(r) +
+                                           "_" + std::to_string(s)));
         }
-        for (int s = 1; s <= S_; ++s) {
-          const z3::expr_vector now = incoming(c, r, s, s);
-          const z3::expr before = have(c, r, s - 1);
-          const z3::expr after = have(c, r, s);
-          add(solver, z3::implies(before, after));
-          z3::expr_vector cause(ctx_);
-          cause.push_back(before);
-          for (unsigned i = 0; i < now.size(); ++i) {
-            cause.push_back(now[i]);
-            add(solver, z3::implies(now[i], after && !before));
-          }
-          add(solver, z3::implies(after, z3::mk_or(cause)));
-        }
-        if (is_post_[c * P_ + r]) add(solver, have(c, r, S_));  // C2
+        for (int s = 1; s <= S_; ++s) add_have_step(c, r, s);
+        if (is_post_[c * P_ + r]) model_.add_clause({have(c, r, S_)});  // C2
       }
     }
     return true;
   }
 
+  // have(c, r, s) is have(c, r, s - 1) or a receive in step s, and a receive in step s finds
+  // have(c, r, s - 1) false.
+  void add_have_step(int c, int r, int s) {
+    const Lit before = have(c, r, s - 1);
+    const Lit after = have(c, r, s);
+    model_.add_implies(before, after);
+    std::vector<Lit> cause = {~after, before};  // after -> (before or some receive now)
+    for (Lit now : incoming(c, r, s, s)) {
+      cause.push_back(now);
+      model_.add_implies(now, after);
+      model_.add_implies(now, ~before);
+    }
+    model_.add_clause(cause);
+  }
+
   // C4 (a sender holds c before it sends) and, for non-post relays, forwarding.
-  void add_causality_constraints(z3::solver& solver) {
+  void add_causality_constraints() {
     for (int c = 0; c < G_; ++c) {
       for (int e = 0; e < E_; ++e) {
         const auto [n, m] = edges_[e];
         for (int s = 1; s <= S_; ++s) {
           const int v = var(c, e, s);
           if (v < 0) continue;
-          const z3::expr& x = vars_[v];
-          if (!is_pre_[c * P_ + n]) add(solver, z3::implies(x, have(c, n, s - 1)));  // C4
+          const Lit x = vars_[v];
+          if (!is_pre_[c * P_ + n]) model_.add_implies(x, have(c, n, s - 1));  // C4
           if (options_.prune_relays && !is_post_[c * P_ + m]) {
-            const z3::expr_vector later = outgoing(c, m, s + 1);
-            add(solver, later.empty() ? !x : z3::implies(x, z3::mk_or(later)));
+            std::vector<Lit> forward = outgoing(c, m, s + 1);  // x -> some later send by m
+            forward.push_back(~x);
+            model_.add_clause(forward);
           }
         }
       }
@@ -267,27 +261,25 @@ class Encoding {
   }
 
   // r_s = 1 + sum_j e_{s,j} (unary, ordered), C6: sum of all e_{s,j} = R - S.
-  void make_round_variables(z3::solver& solver) {
+  void make_round_variables() {
     const int extra = in_.rounds - S_;
     rounds_.assign(S_, {});
-    z3::expr_vector all(ctx_);
+    std::vector<Lit> all;
     for (int s = 0; s < S_; ++s) {
       for (int j = 0; j < extra; ++j) {
-        rounds_[s].push_back(ctx_.bool_const(
-            ("r_" + std::to_string(s) + "_" + std::to_string(j)).c_str()));
+        rounds_[s].push_back(model_.add_bool("r_" + std::to_string(s) + "_" + std::to_string(j)));
         all.push_back(rounds_[s].back());
-        ++extra_vars_;
-        if (j > 0) add(solver, z3::implies(rounds_[s][j], rounds_[s][j - 1]));
+        if (j > 0) model_.add_implies(rounds_[s][j], rounds_[s][j - 1]);
       }
     }
     if (extra > 0) {
-      add(solver, z3::atmost(all, extra));
-      add(solver, z3::atleast(all, extra));
+      model_.add_at_most(all, extra);
+      model_.add_at_least(all, extra);
     }
   }
 
   // C5 for every step and every (L, b) in B.
-  void add_bandwidth_constraints(z3::solver& solver) {
+  void add_bandwidth_constraints() {
     std::vector<std::vector<int>> edge_index(P_, std::vector<int>(P_, -1));
     for (int e = 0; e < E_; ++e) edge_index[edges_[e].first][edges_[e].second] = e;
     const int extra = in_.rounds - S_;
@@ -300,7 +292,7 @@ class Encoding {
         }
       }
       for (int s = 1; s <= S_; ++s) {
-        z3::expr_vector sends(ctx_);
+        std::vector<Lit> sends;
         for (int c = 0; c < G_; ++c) {
           for (int e : es) {
             const int v = var(c, e, s);
@@ -310,21 +302,17 @@ class Encoding {
         const int b = bc.chunks_per_round;
         if (static_cast<int>(sends.size()) <= b) continue;  // r_s >= 1 makes it hold
         if (extra == 0) {
-          add(solver, z3::atmost(sends, b));
+          model_.add_at_most(sends, b);
           continue;
         }
         // sum x + b * sum_j not(e_{s,j}) <= b * (1 + extra)  <=>  sum x <= b * r_s.
-        z3::expr_vector terms(ctx_);
-        std::vector<int> coeffs;
-        for (unsigned i = 0; i < sends.size(); ++i) {
-          terms.push_back(sends[i]);
-          coeffs.push_back(1);
-        }
-        for (const z3::expr& e : rounds_[s - 1]) {
-          terms.push_back(!e);
+        std::vector<Lit> terms = sends;
+        std::vector<int> coeffs(sends.size(), 1);
+        for (Lit e : rounds_[s - 1]) {
+          terms.push_back(~e);
           coeffs.push_back(b);
         }
-        add(solver, z3::pble(terms, coeffs.data(), b * (1 + extra)));
+        model_.add_pb_le(terms, coeffs, b * (1 + extra));
       }
     }
   }
@@ -333,7 +321,7 @@ class Encoding {
   // round r can receive (SCCL sec. 2.4's argument) and need(r) the chunks r must receive,
   // recv(r, s) <= cap * r_s and, since the other steps take at most cap * (R - r_s),
   // recv(r, s) >= need - cap * (R - r_s), i.e. recv + cap * sum_j !e_{s,j} >= need - cap*(S-1).
-  void add_ingress_bounds(z3::solver& solver) {
+  void add_ingress_bounds() {
     std::map<std::pair<int, int>, int> edge_cap;
     for (const BandwidthConstraint& bc : in_.bandwidth.constraints) {
       for (const auto& e : bc.edges) {
@@ -353,7 +341,7 @@ class Encoding {
       for (int c = 0; c < G_; ++c) need += is_post_[c * P_ + r] && !is_pre_[c * P_ + r];
       if (cap <= 0) continue;
       for (int s = 1; s <= S_; ++s) {
-        z3::expr_vector terms(ctx_);
+        std::vector<Lit> terms;
         std::vector<int> coeffs;
         for (int c = 0; c < G_; ++c) {
           for (int e : in_edges_[r]) {
@@ -364,15 +352,15 @@ class Encoding {
           }
         }
         if (terms.empty()) continue;
-        for (const z3::expr& e : rounds_[s - 1]) {
-          terms.push_back(!e);
+        for (Lit e : rounds_[s - 1]) {
+          terms.push_back(~e);
           coeffs.push_back(static_cast<int>(cap));
         }
         if (static_cast<int64_t>(terms.size()) - extra > cap) {
-          add(solver, z3::pble(terms, coeffs.data(), static_cast<int>(cap * (1 + extra))));
+          model_.add_pb_le(terms, coeffs, static_cast<int>(cap * (1 + extra)));
         }
         const int64_t lower = need - cap * (S_ - 1);
-        if (lower > 0) add(solver, z3::pbge(terms, coeffs.data(), static_cast<int>(lower)));
+        if (lower > 0) model_.add_pb_ge(terms, coeffs, static_cast<int>(lower));
       }
     }
   }
@@ -380,58 +368,62 @@ class Encoding {
   // Chunks with the same pre and post relations are interchangeable: permuting them maps
   // solutions to solutions. So some solution has their send vectors (in (step, edge) order)
   // lexicographically non-increasing; we require it of consecutive equal chunks (lex-leader).
-  void add_symmetry_breaking(z3::solver& solver) {
+  void add_symmetry_breaking() {
     std::map<std::pair<std::vector<int>, std::vector<int>>, std::vector<int>> classes;
     for (int c = 0; c < G_; ++c) {
       classes[{in_.collective.pre_ranks(c), in_.collective.post_ranks(c)}].push_back(c);
     }
     for (const auto& [key, chunks] : classes) {
-      for (size_t i = 0; i + 1 < chunks.size(); ++i) add_lex_geq(solver, chunks[i], chunks[i + 1]);
+      for (size_t i = 0; i + 1 < chunks.size(); ++i) add_lex_geq(chunks[i], chunks[i + 1]);
     }
   }
 
   // vector(a) >=lex vector(b): eq_k says the first k entries agree.
-  void add_lex_geq(z3::solver& solver, int a, int b) {
-    z3::expr eq = ctx_.bool_val(true);
+  void add_lex_geq(int a, int b) {
+    Lit eq = Lit::constant(true);
     int k = 0;
     for (int s = 1; s <= S_; ++s) {
       for (int e = 0; e < E_; ++e) {
         const int va = var(a, e, s), vb = var(b, e, s);
         if (va < 0 || vb < 0) continue;
-        const z3::expr& x = vars_[va];
-        const z3::expr& y = vars_[vb];
-        add(solver, z3::implies(eq, x || !y));
-        const z3::expr next = ctx_.bool_const(
-            ("q_" + std::to_string(a) + "_" + std::to_string(k++)).c_str());
-        ++extra_vars_;
-        add(solver, z3::implies(next, eq && (x == y)));
-        add(solver, z3::implies(eq && (x == y), next));
+        const Lit x = vars_[va];
+        const Lit y = vars_[vb];
+        model_.add_clause({~eq, x, ~y});  // eq -> (x >= y)
+        const Lit next = model_.add_bool("q_" + std::to_string(a) + "_" + std::to_string(k++));
+        add_equal_prefix(next, eq, x, y);
         eq = next;
       }
     }
   }
 
+  // next <-> (eq and (x == y)), as clauses.
+  void add_equal_prefix(Lit next, Lit eq, Lit x, Lit y) {
+    model_.add_implies(next, eq);
+    model_.add_clause({~next, ~x, y});
+    model_.add_clause({~next, x, ~y});
+    model_.add_clause({~eq, ~x, ~y, next});
+    model_.add_clause({~eq, x, y, next});
+  }
+
   const SyncollInstance& in_;
   const SolveOptions& options_;
-  z3::context& ctx_;
+  SmtModel& model_;
   int P_ = 0, G_ = 0, S_ = 0, E_ = 0;
   std::vector<std::pair<int, int>> edges_;
   std::vector<std::vector<int>> out_edges_, in_edges_, fwd_, bwd_;
   std::vector<uint8_t> is_pre_, is_post_;
   std::vector<int> index_;
-  z3::expr_vector vars_;
+  std::vector<Lit> vars_;  // send variables x_{c,n,n',s}
   std::vector<int> have_index_;
-  std::vector<z3::expr> haves_;
-  std::vector<std::vector<z3::expr>> rounds_;
-  int64_t extra_vars_ = 0;
-  int64_t constraints_ = 0;
+  std::vector<Lit> haves_;
+  std::vector<std::vector<Lit>> rounds_;  // e_{s,j}
 };
 
 void check_instance(const SyncollInstance& in) {
   if (in.collective.combining) {
     throw UserError("", "collective",
                     "SCCL instances are non-combining; synthesize " + in.collective.name +
-                        " through synthesize() (inversion, SCCL sec. 3.5)");
+                        " through synthesize_sccl() (inversion, SCCL sec. 3.5)");
   }
   if (in.steps < 1) throw UserError("", "steps", "must be at least 1");
   if (in.rounds < in.steps) {
@@ -446,33 +438,30 @@ void check_instance(const SyncollInstance& in) {
 
 }  // namespace
 
-InstanceResult solve_instance(const SyncollInstance& instance, const SolveOptions& options) {
+InstanceResult solve_sccl_instance(const SyncollInstance& instance, const SolveOptions& options) {
   check_instance(instance);
   InstanceResult result;
   const auto start = Clock::now();
-  z3::context ctx;
-  z3::solver solver = options.use_sat_core ? z3::solver(ctx, "QF_FD") : z3::solver(ctx);
-  if (options.time_limit_s > 0) {
-    z3::params p(ctx);
-    p.set("timeout", static_cast<unsigned>(std::max(1.0, options.time_limit_s * 1000)));
-    solver.set(p);
-  }
-  Encoding encoding(instance, options, ctx);
-  const bool possible = encoding.build(solver);
-  result.variables = encoding.variables();
-  result.constraints = encoding.constraints();
+  SmtModel model;
+  Encoding encoding(instance, options, model);
+  const bool possible = encoding.build();
+  result.variables = model.num_vars();
+  result.constraints = model.num_constraints();
   result.encode_s = seconds_since(start);
   if (!possible) {
     result.status = SynthStatus::kInfeasible;
     return result;
   }
-  const auto solve_start = Clock::now();
-  const z3::check_result answer = solver.check();
-  result.solve_s = seconds_since(solve_start);
-  if (answer == z3::sat) {
+  solvers::SmtOptions smt;
+  smt.time_limit_s = options.time_limit_s;
+  smt.engine = options.use_sat_core ? solvers::SmtEngine::kSatCore : solvers::SmtEngine::kSmtCore;
+  const solvers::SmtResult answer = solvers::solve_smt(model, smt);
+  result.encode_s += answer.build_s;  // building our model and handing it to the solver
+  result.solve_s = answer.solve_s;
+  if (answer.status == solvers::SmtStatus::kSat) {
     result.status = SynthStatus::kOptimal;
-    result.algorithm = encoding.extract(solver.get_model());
-  } else if (answer == z3::unsat) {
+    result.algorithm = encoding.extract(answer);
+  } else if (answer.status == solvers::SmtStatus::kUnsat) {
     result.status = SynthStatus::kInfeasible;
   } else {
     result.status = SynthStatus::kTimedOut;

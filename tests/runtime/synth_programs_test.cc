@@ -80,12 +80,14 @@ TEST(SynthPrograms, ScclTinyInstances) {
                              Instance{CollectiveKind::kAllReduce, 4, 4, 4}}) {
     synth::SolveOptions so;
     so.time_limit_s = 10;
-    const synth::InstanceResult r = synth::synthesize(in.kind, m, in.chunks, in.steps, in.rounds, 0, so);
+    const synth::InstanceResult r =
+        synth::synthesize_sccl(in.kind, m, in.chunks, in.steps, in.rounds, 0, so);
     ASSERT_TRUE(r.algorithm.has_value()) << to_string(in.kind);
     expect_runs(*r.algorithm, "sccl " + to_string(in.kind));
   }
   const synth::InstanceResult dgx =
-      synth::synthesize(CollectiveKind::kAllGather, synth::bandwidth_model(topologies::make_builtin("dgx1")), 1, 2, 2);
+      synth::synthesize_sccl(CollectiveKind::kAllGather,
+                             synth::bandwidth_model(topologies::make_builtin("dgx1")), 1, 2, 2);
   ASSERT_TRUE(dgx.algorithm.has_value());
   expect_runs(*dgx.algorithm, "sccl dgx1 (1,2,2) allgather");
 }

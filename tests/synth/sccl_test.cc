@@ -98,8 +98,7 @@ class SccLInstanceTest : public ::testing::TestWithParam<Case> {};
 TEST_P(SccLInstanceTest, MatchesPaperAndVerifies) {
   const Case& c = GetParam();
   const Topology t = std::string(c.topology) == "dgx1" ? dgx1() : amd_z52_ring_topology();
-  const InstanceResult r =
-      synthesize(c.kind, bandwidth_model(t), c.chunks, c.steps, c.rounds);
+  const InstanceResult r = synthesize_sccl(c.kind, bandwidth_model(t), c.chunks, c.steps, c.rounds);
   if (!c.sat) {
     EXPECT_EQ(r.status, SynthStatus::kInfeasible);
     EXPECT_FALSE(r.algorithm);
@@ -148,19 +147,19 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"amd", CollectiveKind::kAllToAll, 8, 4, 8, true},
         Case{"amd", CollectiveKind::kAllToAll, 8, 4, 7, false}));
 
-// The bounds filter in synthesize() must agree with the solver: below b_l the encoding itself is
-// UNSAT (allgather (2,2,2) on the DGX-1: 14 chunks to receive, 12 lane-rounds).
+// The bounds filter in synthesize_sccl() must agree with the solver: below b_l the encoding itself
+// is UNSAT (allgather (2,2,2) on the DGX-1: 14 chunks to receive, 12 lane-rounds).
 TEST(SccLInstance, SolverProvesBelowBandwidthBoundUnsat) {
   SyncollInstance in;
   in.collective = make_collective(CollectiveKind::kAllGather, 8, 2);
   in.bandwidth = bandwidth_model(dgx1());
   in.steps = 2;
   in.rounds = 2;
-  EXPECT_EQ(solve_instance(in).status, SynthStatus::kInfeasible);
+  EXPECT_EQ(solve_sccl_instance(in).status, SynthStatus::kInfeasible);
   in.rounds = 3;  // (2,2,3) is SAT (table 4) also without the symmetry breaking
   SolveOptions plain;
   plain.break_symmetry = false;
-  const InstanceResult r = solve_instance(in, plain);
+  const InstanceResult r = solve_sccl_instance(in, plain);
   ASSERT_TRUE(r.algorithm);
   expect_verified(*r.algorithm, dgx1());
 }
@@ -169,24 +168,25 @@ TEST(SccLInstance, SmtCoreAgreesWithSatCore) {
   SolveOptions smt;
   smt.use_sat_core = false;
   const Topology t = dgx1();
-  const InstanceResult r = synthesize(CollectiveKind::kAllGather, bandwidth_model(t), 1, 2, 2, 0, smt);
+  const InstanceResult r =
+      synthesize_sccl(CollectiveKind::kAllGather, bandwidth_model(t), 1, 2, 2, 0, smt);
   ASSERT_TRUE(r.algorithm);
   expect_verified(*r.algorithm, t);
 }
 
 TEST(SccLInstance, RejectsBadShapes) {
   const BandwidthModel m = bandwidth_model(dgx1());
-  EXPECT_THROW(synthesize(CollectiveKind::kAllToAll, m, 3, 2, 2), UserError);   // C % P != 0
-  EXPECT_THROW(synthesize(CollectiveKind::kAllReduce, m, 8, 3, 3), UserError);  // odd S
-  EXPECT_THROW(synthesize(CollectiveKind::kCustom, m, 1, 2, 2), UserError);
+  EXPECT_THROW(synthesize_sccl(CollectiveKind::kAllToAll, m, 3, 2, 2), UserError);   // C % P != 0
+  EXPECT_THROW(synthesize_sccl(CollectiveKind::kAllReduce, m, 8, 3, 3), UserError);  // odd S
+  EXPECT_THROW(synthesize_sccl(CollectiveKind::kCustom, m, 1, 2, 2), UserError);
   SyncollInstance in;
   in.collective = make_collective(CollectiveKind::kReduceScatter, 8, 1);
   in.bandwidth = m;
-  EXPECT_THROW(solve_instance(in), UserError);  // combining
+  EXPECT_THROW(solve_sccl_instance(in), UserError);  // combining
   in.collective = make_collective(CollectiveKind::kAllGather, 8, 1);
   in.steps = 3;
   in.rounds = 2;
-  EXPECT_THROW(solve_instance(in), UserError);  // R < S
+  EXPECT_THROW(solve_sccl_instance(in), UserError);  // R < S
 }
 
 TEST(SccLCollective, PaperChunkCounts) {
@@ -229,24 +229,26 @@ TEST(SccLModel, SwitchGivesPortConstraints) {
     EXPECT_EQ(c.chunks_per_round, 1);
   }
   // Allgather through a switch: each rank receives 3 chunks through one ingress port.
-  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, m), make_ratio(3, 1));
-  const InstanceResult r = synthesize(CollectiveKind::kAllGather, m, 1, 1, 3);
+  EXPECT_EQ(sccl_bandwidth_lower_bound(CollectiveKind::kAllGather, m), make_ratio(3, 1));
+  const InstanceResult r = synthesize_sccl(CollectiveKind::kAllGather, m, 1, 1, 3);
   ASSERT_TRUE(r.algorithm);
   expect_verified(*r.algorithm, t);
-  EXPECT_EQ(synthesize(CollectiveKind::kAllGather, m, 1, 1, 2).status, SynthStatus::kInfeasible);
+  EXPECT_EQ(synthesize_sccl(CollectiveKind::kAllGather, m, 1, 1, 2).status,
+            SynthStatus::kInfeasible);
 }
 
 TEST(SccLBounds, PaperBounds) {
   const BandwidthModel dgx = bandwidth_model(dgx1());
   const BandwidthModel amd = bandwidth_model(amd_z52_ring_topology());
-  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllGather, dgx), 2);
-  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, dgx), make_ratio(7, 6));
-  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllReduce, dgx), 4);
-  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllReduce, dgx), make_ratio(7, 24));
-  EXPECT_EQ(latency_lower_bound(CollectiveKind::kAllGather, amd), 4);
-  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllGather, amd), make_ratio(7, 2));
-  EXPECT_EQ(bandwidth_lower_bound(CollectiveKind::kAllToAll, amd), make_ratio(1, 1));  // bisection
-  EXPECT_EQ(latency_lower_bound(CollectiveKind::kBroadcast, amd), 4);
+  EXPECT_EQ(sccl_latency_lower_bound(CollectiveKind::kAllGather, dgx), 2);
+  EXPECT_EQ(sccl_bandwidth_lower_bound(CollectiveKind::kAllGather, dgx), make_ratio(7, 6));
+  EXPECT_EQ(sccl_latency_lower_bound(CollectiveKind::kAllReduce, dgx), 4);
+  EXPECT_EQ(sccl_bandwidth_lower_bound(CollectiveKind::kAllReduce, dgx), make_ratio(7, 24));
+  EXPECT_EQ(sccl_latency_lower_bound(CollectiveKind::kAllGather, amd), 4);
+  EXPECT_EQ(sccl_bandwidth_lower_bound(CollectiveKind::kAllGather, amd), make_ratio(7, 2));
+  // The AMD ring's bisection bounds alltoall.
+  EXPECT_EQ(sccl_bandwidth_lower_bound(CollectiveKind::kAllToAll, amd), make_ratio(1, 1));
+  EXPECT_EQ(sccl_latency_lower_bound(CollectiveKind::kBroadcast, amd), 4);
 }
 
 std::vector<std::tuple<int, int, int>> shapes(const ParetoResult& r) {
@@ -260,7 +262,7 @@ TEST(SccLPareto, AmdAllgatherTable5) {
   const Topology t = amd_z52_ring_topology();
   ParetoOptions o;
   o.k = 0;
-  const ParetoResult r0 = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  const ParetoResult r0 = synthesize_sccl_pareto(CollectiveKind::kAllGather, bandwidth_model(t), o);
   EXPECT_EQ(r0.status, SynthStatus::kOptimal);
   using S = std::tuple<int, int, int>;
   EXPECT_EQ(shapes(r0), (std::vector<S>{{1, 4, 4}, {2, 7, 7}}));
@@ -270,7 +272,7 @@ TEST(SccLPareto, AmdAllgatherTable5) {
   EXPECT_TRUE(r0.frontier[1].bandwidth_optimal);
   for (const ParetoPoint& p : r0.frontier) expect_verified(p.algorithm, t);
   o.k = 3;
-  const ParetoResult r3 = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  const ParetoResult r3 = synthesize_sccl_pareto(CollectiveKind::kAllGather, bandwidth_model(t), o);
   EXPECT_EQ(shapes(r3), (std::vector<S>{{2, 4, 7}}));
   EXPECT_TRUE(r3.frontier[0].latency_optimal && r3.frontier[0].bandwidth_optimal);
 }
@@ -281,8 +283,8 @@ TEST(SccLPareto, AmdAlltoallTable5) {
   ParetoOptions o;
   o.k = 4;
   std::vector<ParetoAttempt> seen;
-  const ParetoResult r = pareto_synthesize(CollectiveKind::kAllToAll, bandwidth_model(t), o, 0,
-                                           [&](const ParetoAttempt& a) { seen.push_back(a); });
+  const ParetoResult r = synthesize_sccl_pareto(CollectiveKind::kAllToAll, bandwidth_model(t), o, 0,
+                                                [&](const ParetoAttempt& a) { seen.push_back(a); });
   EXPECT_EQ(shapes(r), (std::vector<std::tuple<int, int, int>>{{8, 4, 8}}));
   EXPECT_EQ(seen.size(), r.attempts.size());
   expect_verified(r.frontier.at(0).algorithm, t);
@@ -294,7 +296,7 @@ TEST(SccLPareto, Dgx1AllgatherK0Prefix) {
   ParetoOptions o;
   o.k = 0;
   o.max_steps = 4;
-  const ParetoResult r = pareto_synthesize(CollectiveKind::kAllGather, bandwidth_model(t), o);
+  const ParetoResult r = synthesize_sccl_pareto(CollectiveKind::kAllGather, bandwidth_model(t), o);
   EXPECT_EQ(shapes(r), (std::vector<std::tuple<int, int, int>>{{1, 2, 2}, {2, 3, 3}, {3, 4, 4}}));
   EXPECT_EQ(r.status, SynthStatus::kFeasible);  // stopped by max_steps before 7/6
   EXPECT_TRUE(r.frontier.at(0).latency_optimal);
@@ -305,8 +307,8 @@ TEST(SccLLeastSteps, AmdAllgatherNeedsFourSteps) {
   const Topology t = amd_z52_ring_topology();
   std::vector<int> tried;
   const InstanceResult r =
-      least_steps(CollectiveKind::kAllGather, bandwidth_model(t), 1, 0, 8, 0, {},
-                  [&](int s, const InstanceResult&) { tried.push_back(s); });
+      synthesize_sccl_least_steps(CollectiveKind::kAllGather, bandwidth_model(t), 1, 0, 8, 0, {},
+                                  [&](int s, const InstanceResult&) { tried.push_back(s); });
   ASSERT_TRUE(r.algorithm);
   EXPECT_EQ(r.algorithm->rounds_per_step.size(), 4u);
   EXPECT_EQ(tried, (std::vector<int>{4}));

@@ -4,8 +4,8 @@
 // A SYNCOLL instance (SCCL sec. 3.2) is (G, S, R, P, B, pre, post): G global chunks, S steps,
 // R rounds, P ranks, the bandwidth relation B (a list of (set of directed edges, chunks per
 // round)) and the pre/post relations, which we take from core's Collective (pre_ranks/post_ranks
-// of every chunk). solve_instance() encodes it (sec. 3.4, constraints C1-C6) and returns an
-// Algorithm or Infeasible (UNSAT). pareto_synthesize() is SCCL's algorithm 1 (sec. 3.7).
+// of every chunk). solve_sccl_instance() encodes it (sec. 3.4, constraints C1-C6) and returns an
+// Algorithm or Infeasible (UNSAT). synthesize_sccl_pareto() is SCCL's algorithm 1 (sec. 3.7).
 //
 // Chunk counts. The `chunks` argument everywhere in this header is the paper's per-rank C of
 // tables 4-5 (see docs/sccl.md):
@@ -104,23 +104,25 @@ struct InstanceResult {
   std::optional<Algorithm> algorithm;
   double encode_s = 0;
   double solve_s = 0;
-  int64_t variables = 0;    // Boolean send/round variables
-  int64_t constraints = 0;  // assertions given to Z3
+  int64_t variables = 0;    // Boolean variables of the SMT model
+  int64_t constraints = 0;  // its clauses, cardinality and pseudo-Boolean constraints
 };
 
 /// Solves a SYNCOLL instance with the encoding of SCCL sec. 3.4 (docs/sccl.md describes our
 /// Boolean form of C1-C6). The algorithm's ops are the sends (c, n, n', s) with step = s (0-based),
 /// rounds_per_step = r_0..r_{S-1}. Throws UserError for a combining collective, S < 1 or R < S.
-InstanceResult solve_instance(const SyncollInstance& instance, const SolveOptions& options = {});
+InstanceResult solve_sccl_instance(const SyncollInstance& instance,
+                                   const SolveOptions& options = {});
 
 /// The core collective SCCL's per-rank count C stands for (header comment): what the algorithm
-/// returned by synthesize() implements. Throws UserError when C does not fit the kind.
+/// returned by synthesize_sccl() implements. Throws UserError when C does not fit the kind.
 Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int root = 0);
 
 /// Synthesizes a (C, S, R) algorithm for any built-in kind but kCustom on `topology`'s model;
 /// combining kinds via inversion / RS + AG (header comment).
-InstanceResult synthesize(CollectiveKind kind, const BandwidthModel& model, int chunks, int steps,
-                          int rounds, int root = 0, const SolveOptions& options = {});
+InstanceResult synthesize_sccl(CollectiveKind kind, const BandwidthModel& model, int chunks,
+                               int steps, int rounds, int root = 0,
+                               const SolveOptions& options = {});
 
 /// A positive rational number num/den in lowest terms (SCCL's bandwidth cost R/C).
 struct Ratio {
@@ -134,11 +136,11 @@ bool operator<(const Ratio& a, const Ratio& b);
 
 /// Algorithm 1's a_l: no algorithm has fewer steps (largest hop distance from a chunk's nearest
 /// pre rank to one of its post ranks; doubled for allreduce).
-int latency_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root = 0);
+int sccl_latency_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root = 0);
 /// Algorithm 1's b_l: no algorithm has a lower R/C. The largest over rank sets X (all of them
 /// for P <= 16, else single ranks and their complements) of (chunks that must enter X) /
 /// (chunks per round into X), and the same for leaving X; doubled for allreduce.
-Ratio bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root = 0);
+Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& model, int root = 0);
 
 /// Options of the Pareto search.
 struct ParetoOptions {
@@ -184,15 +186,15 @@ struct ParetoResult {
 /// SCCL algorithm 1 (sec. 3.7): for S = a_l, a_l+1, ...: try (R, C) with S <= R <= S + k and
 /// b_l <= R/C < (best R/C so far) in ascending R/C (ties: fewer chunks first); the first SAT is
 /// S's frontier point; stop when R/C = b_l. `progress` sees every attempt.
-ParetoResult pareto_synthesize(CollectiveKind kind, const BandwidthModel& model,
-                               const ParetoOptions& options = {}, int root = 0,
-                               const std::function<void(const ParetoAttempt&)>& progress = {});
+ParetoResult synthesize_sccl_pareto(CollectiveKind kind, const BandwidthModel& model,
+                                    const ParetoOptions& options = {}, int root = 0,
+                                    const std::function<void(const ParetoAttempt&)>& progress = {});
 
 /// Least-steps mode: the smallest S >= a_l for which (C, S, S + extra_rounds) is SAT, trying
 /// S up to max_steps. Returns the last result (kInfeasible if none up to max_steps).
-InstanceResult least_steps(CollectiveKind kind, const BandwidthModel& model, int chunks,
-                           int extra_rounds = 0, int max_steps = 16, int root = 0,
-                           const SolveOptions& options = {},
-                           const std::function<void(int steps, const InstanceResult&)>& progress = {});
+InstanceResult synthesize_sccl_least_steps(
+    CollectiveKind kind, const BandwidthModel& model, int chunks, int extra_rounds = 0,
+    int max_steps = 16, int root = 0, const SolveOptions& options = {},
+    const std::function<void(int steps, const InstanceResult&)>& progress = {});
 
 }  // namespace ccsynth::synth
