@@ -74,8 +74,10 @@ nlohmann::json given_params(const CLI::App& command, const synth::Synthesizer& m
   for (const auto& [name, owners] : owners_of(methods)) {
     const std::string flag = "--" + name;
     if (!given(command, flag)) continue;
-    const auto own = std::find_if(method.params.begin(), method.params.end(),
-                                  [&](const synth::SynthParam& p) { return p.name == name; });
+    const std::string& param_name = name;  // a structured binding cannot be captured (C++17)
+    const auto own =
+        std::find_if(method.params.begin(), method.params.end(),
+                     [&param_name](const synth::SynthParam& p) { return p.name == param_name; });
     if (own == method.params.end()) {
       throw UserError("", flag,
                       "is a flag of " + joined(owners.methods) + ", not of " + method.name);

@@ -393,7 +393,7 @@ HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOpt
   result.bytes = bytes;
   result.chunk_elems = layout.chunk_elems;
   auto run_once = [&]() {
-    const ExecResult r = executor.run(layout.views, layout.chunk_elems, options.exec);
+    ExecResult r = executor.run(layout.views, layout.chunk_elems, options.exec);
     result.slices = r.slices;
     result.workers = r.workers;
     if (!r.ok) {

@@ -38,7 +38,7 @@ int MilpModel::add_binary(double objective, const std::string& name) {
   return add_var(0.0, 1.0, true, objective, name);
 }
 
-int MilpModel::add_row(std::vector<Term> terms, double lb, double ub) {
+int MilpModel::add_row(const std::vector<Term>& terms, double lb, double ub) {
   // Merge repeated variables so CBC sees each column once per row.
   std::map<int, double> merged;
   for (const Term& t : terms) {

@@ -342,7 +342,7 @@ Algorithm rd_allreduce(const Collective& c, const Topology& t, const std::vector
 
 Algorithm make_recursive(BaselineKind kind, const Collective& c, const Topology& t) {
   const auto map = hypercube_placement(c, t);
-  const Algorithm ag = rd_allgather(c, t, map);
+  Algorithm ag = rd_allgather(c, t, map);
   // The inverse of recursive doubling is recursive halving (largest distance first).
   if (c.kind == CK::kAllGather) return ag;
   if (c.kind == CK::kReduceScatter) return invert(ag);

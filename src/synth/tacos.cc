@@ -183,10 +183,10 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
                       "TACOS synthesizes allgather, broadcast, reducescatter, reduce and "
                       "allreduce (and custom non-combining collectives), not " + c.name);
   }
-  if (r.algorithm.collective.num_ranks == 0) {
-    r.algorithm.name = "tacos_" + c.name;
+  if (r.algorithm.collective.num_ranks == 0) {  // the inverse cases: c was not moved
     r.algorithm.topology = topology.name;
     r.algorithm.collective = std::move(c);
+    r.algorithm.name = "tacos_" + r.algorithm.collective.name;
   }
   for (double t : r.phase_time_us) r.time_us += t;
   r.transfers = static_cast<int64_t>(r.algorithm.ops.size());

@@ -12,7 +12,7 @@ namespace ccsynth::verify {
 namespace detail {
 
 void ViolationSink::add(ViolationKind kind, int rank, int threadblock, int step,
-                        std::string message) {
+                        const std::string& message) {
   if (counts_[index(kind)]++ < kMaxPerKind) {
     report_.violations.push_back({kind, rank, threadblock, step, prefix_ + message});
   }

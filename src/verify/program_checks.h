@@ -21,7 +21,7 @@ class ViolationSink {
 
   /// False once `kind` is full, so callers can skip building the message.
   bool wants(ViolationKind kind) const { return counts_[index(kind)] < kMaxPerKind; }
-  void add(ViolationKind kind, int rank, int threadblock, int step, std::string message);
+  void add(ViolationKind kind, int rank, int threadblock, int step, const std::string& message);
   /// Text put in front of every later message (e.g. which execution mode found it).
   void set_prefix(std::string prefix) { prefix_ = std::move(prefix); }
   /// Number of violations of `kind` seen (listed or not).

@@ -30,11 +30,11 @@ class MilpModel {
   /// Shorthand for a 0/1 integer variable.
   int add_binary(double objective = 0.0, const std::string& name = "");
   /// Adds the row lb <= sum(terms) <= ub. Repeated variables in `terms` are summed.
-  int add_row(std::vector<Term> terms, double lb, double ub);
+  int add_row(const std::vector<Term>& terms, double lb, double ub);
   /// sum(terms) <= rhs, sum(terms) >= rhs, sum(terms) == rhs.
-  int add_le(std::vector<Term> terms, double rhs) { return add_row(std::move(terms), -kInfinity, rhs); }
-  int add_ge(std::vector<Term> terms, double rhs) { return add_row(std::move(terms), rhs, kInfinity); }
-  int add_eq(std::vector<Term> terms, double rhs) { return add_row(std::move(terms), rhs, rhs); }
+  int add_le(const std::vector<Term>& terms, double rhs) { return add_row(terms, -kInfinity, rhs); }
+  int add_ge(const std::vector<Term>& terms, double rhs) { return add_row(terms, rhs, kInfinity); }
+  int add_eq(const std::vector<Term>& terms, double rhs) { return add_row(terms, rhs, rhs); }
   /// Sets the objective coefficient of `var` (the objective is always minimized).
   void set_objective(int var, double coef);
 

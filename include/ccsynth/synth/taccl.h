@@ -109,7 +109,7 @@ std::vector<Transfer> invert_transfers(const std::vector<Transfer>& transfers,
 /// the sketch enforces inter-node ordering). With options.contiguity, which consecutive sends of
 /// an inter-node lane travel together is then chosen by local search (one and two flips, alike
 /// on the orbits of the `symmetries` that the orders respect; see transfer_symmetries).
-Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& logical,
+Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
                          const Sketch& sketch, double chunk_bytes,
                          const TacclOptions& options = {},
                          const std::vector<std::vector<int>>& symmetries = {});
@@ -118,13 +118,13 @@ Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTo
 /// (identity excluded) for transfers numbered by the `base` collective (allgather or alltoall
 /// chunk ids); empty when the transfers are not closed under the group.
 std::vector<std::vector<int>> transfer_symmetries(const std::vector<Transfer>& transfers,
-                                                  const LogicalTopology& logical,
+                                                  const LogicalTopology& lt,
                                                   const Collective& base);
 
 /// Stage 3 (TACCL B.3, eq. 16-21): exact send times under the stage 2 orders, with optional
 /// merging of consecutive sends on inter-node links. Seeded with ordering.greedy.
 Schedule schedule_transfers(const std::vector<Transfer>& transfers, const Ordering& ordering,
-                            const LogicalTopology& logical, double chunk_bytes,
+                            const LogicalTopology& lt, double chunk_bytes,
                             const TacclOptions& options, StageReport* report);
 
 /// Builds the Algorithm (steps from the schedule's dependency order, start_us = send time,
