@@ -16,8 +16,8 @@
 //   sccl_bench ... --smt             Z3's SMT core instead of its SAT core
 
 #include <chrono>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -63,7 +63,8 @@ Topology dgx1(int boxes) {
   }
   for (int b = 0; b + 1 < boxes; ++b) {
     for (int i = 0; i < 8; ++i) {
-      for (auto [s, d] : {std::pair{8 * b + i, 8 * (b + 1) + i}, std::pair{8 * (b + 1) + i, 8 * b + i}}) {
+      for (auto [s, d] :
+           {std::pair{8 * b + i, 8 * (b + 1) + i}, std::pair{8 * (b + 1) + i, 8 * b + i}}) {
         Link l;
         l.src = s;
         l.dst = d;
@@ -109,11 +110,10 @@ double run_instance(const std::string& topo, const std::string& coll, int c, int
   const InstanceResult res =
       synthesize_sccl(parse_collective_kind(coll), paper_bandwidth_model(t), c, s, r, 0, o);
   const double secs = cpu_now() - cpu;
-  std::cout << topo << " " << coll << " (" << c << "," << s << "," << r << "): "
-            << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
-            << " s wall (encode " << res.encode_s
-            << " s, " << res.variables << " vars, " << res.constraints << " constraints)"
-            << std::endl;
+  std::cout << topo << " " << coll << " (" << c << "," << s << "," << r
+            << "): " << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
+            << " s wall (encode " << res.encode_s << " s, " << res.variables << " vars, "
+            << res.constraints << " constraints)" << std::endl;
   check(res, t);
   return secs;
 }
@@ -133,7 +133,8 @@ double run_pareto(const std::string& topo, const std::string& coll, int k, const
   const double secs = cpu_now() - cpu;
   std::cout << topo << " " << coll << " frontier k=" << k << " (a_l " << res.latency_bound
             << ", b_l " << res.bandwidth_bound.num << "/" << res.bandwidth_bound.den
-            << "): " << to_string(res.status) << " in " << secs << " s cpu, " << since(start) << " s wall:";
+            << "): " << to_string(res.status) << " in " << secs << " s cpu, " << since(start)
+            << " s wall:";
   for (const ParetoPoint& p : res.frontier) {
     std::cout << " (" << p.chunks << "," << p.steps << "," << p.rounds << ")";
     const auto report = verify::verify_algorithm(p.algorithm, &t);
@@ -147,16 +148,16 @@ double run_least(const std::string& topo, const std::string& coll, int c, const 
   const Topology t = topology(topo);
   const auto start = std::chrono::steady_clock::now();
   const double cpu = cpu_now();
-  const InstanceResult res = synthesize_sccl_least_steps(
-      parse_collective_kind(coll), paper_bandwidth_model(t), c, 0, 16, 0, o,
-      [](int s, const InstanceResult& r) {
-        std::cout << "  S=" << s << ": " << to_string(r.status) << " "
-                  << r.encode_s + r.solve_s << " s" << std::endl;
-      });
+  const InstanceResult res =
+      synthesize_sccl_least_steps(parse_collective_kind(coll), paper_bandwidth_model(t), c, 0, 16,
+                                  0, o, [](int s, const InstanceResult& r) {
+                                    std::cout << "  S=" << s << ": " << to_string(r.status) << " "
+                                              << r.encode_s + r.solve_s << " s" << std::endl;
+                                  });
   const double secs = cpu_now() - cpu;
   std::cout << topo << " " << coll << " least steps C=" << c << ": " << to_string(res.status)
-            << (res.algorithm ? " S=" + std::to_string(res.algorithm->num_steps()) : "")
-            << " in " << secs << " s cpu, " << since(start) << " s wall" << std::endl;
+            << (res.algorithm ? " S=" + std::to_string(res.algorithm->num_steps()) : "") << " in "
+            << secs << " s cpu, " << since(start) << " s wall" << std::endl;
   check(res, t);
   return secs;
 }
@@ -184,37 +185,40 @@ int main(int argc, char** argv) {
   }
   try {
     if (!args.empty() && args[0] == "instance" && args.size() == 6) {
-      run_instance(args[1], args[2], std::stoi(args[3]), std::stoi(args[4]), std::stoi(args[5]),
-                   o);
+      run_instance(args[1], args[2], std::stoi(args[3]), std::stoi(args[4]), std::stoi(args[5]), o);
     } else if (!args.empty() && args[0] == "pareto" && args.size() >= 3) {
       run_pareto(args[1], args[2], args.size() > 3 ? std::stoi(args[3]) : 4, o);
     } else if (!args.empty() && args[0] == "tables") {
-      struct Row { const char* topo; const char* coll; int c, s, r; };
+      struct Row {
+        const char* topo;
+        const char* coll;
+        int c, s, r;
+      };
       const std::vector<Row> rows = {
-          {"dgx1", "allgather", 1, 2, 2}, {"dgx1", "allgather", 2, 3, 3},
-          {"dgx1", "allgather", 3, 4, 4}, {"dgx1", "allgather", 4, 5, 5},
-          {"dgx1", "allgather", 5, 6, 6}, {"dgx1", "allgather", 6, 7, 7},
-          {"dgx1", "allgather", 6, 3, 7}, {"dgx1", "allgather", 2, 2, 3},
+          {"dgx1", "allgather", 1, 2, 2},     {"dgx1", "allgather", 2, 3, 3},
+          {"dgx1", "allgather", 3, 4, 4},     {"dgx1", "allgather", 4, 5, 5},
+          {"dgx1", "allgather", 5, 6, 6},     {"dgx1", "allgather", 6, 7, 7},
+          {"dgx1", "allgather", 6, 3, 7},     {"dgx1", "allgather", 2, 2, 3},
           {"dgx1", "reducescatter", 6, 3, 7}, {"dgx1", "allreduce", 8, 4, 4},
-          {"dgx1", "allreduce", 16, 6, 6}, {"dgx1", "allreduce", 24, 8, 8},
-          {"dgx1", "allreduce", 32, 10, 10}, {"dgx1", "allreduce", 40, 12, 12},
-          {"dgx1", "allreduce", 48, 14, 14}, {"dgx1", "allreduce", 48, 6, 14},
-          {"dgx1", "allreduce", 16, 4, 6}, {"dgx1", "broadcast", 2, 2, 2},
-          {"dgx1", "broadcast", 6, 3, 3}, {"dgx1", "broadcast", 12, 4, 4},
-          {"dgx1", "broadcast", 18, 5, 5}, {"dgx1", "broadcast", 6, 3, 5},
-          {"dgx1", "reduce", 18, 5, 5}, {"dgx1", "gather", 1, 2, 2},
-          {"dgx1", "gather", 2, 3, 3}, {"dgx1", "gather", 3, 4, 4},
-          {"dgx1", "gather", 4, 5, 5}, {"dgx1", "gather", 5, 6, 6},
-          {"dgx1", "gather", 6, 7, 7}, {"dgx1", "gather", 6, 3, 7},
-          {"dgx1", "scatter", 6, 3, 7}, {"dgx1", "alltoall", 8, 3, 3},
-          {"dgx1", "alltoall", 8, 2, 3}, {"dgx1", "alltoall", 24, 8, 8},
-          {"dgx1", "alltoall", 24, 2, 8}, {"amd", "allgather", 1, 4, 4},
-          {"amd", "allgather", 2, 7, 7}, {"amd", "allgather", 2, 4, 7},
-          {"amd", "allreduce", 8, 8, 8}, {"amd", "allreduce", 16, 14, 14},
-          {"amd", "allreduce", 16, 8, 14}, {"amd", "broadcast", 2, 4, 4},
-          {"amd", "broadcast", 4, 5, 5}, {"amd", "broadcast", 6, 6, 6},
-          {"amd", "broadcast", 8, 7, 7}, {"amd", "broadcast", 10, 8, 8},
-          {"amd", "gather", 1, 4, 4}, {"amd", "gather", 2, 4, 7},
+          {"dgx1", "allreduce", 16, 6, 6},    {"dgx1", "allreduce", 24, 8, 8},
+          {"dgx1", "allreduce", 32, 10, 10},  {"dgx1", "allreduce", 40, 12, 12},
+          {"dgx1", "allreduce", 48, 14, 14},  {"dgx1", "allreduce", 48, 6, 14},
+          {"dgx1", "allreduce", 16, 4, 6},    {"dgx1", "broadcast", 2, 2, 2},
+          {"dgx1", "broadcast", 6, 3, 3},     {"dgx1", "broadcast", 12, 4, 4},
+          {"dgx1", "broadcast", 18, 5, 5},    {"dgx1", "broadcast", 6, 3, 5},
+          {"dgx1", "reduce", 18, 5, 5},       {"dgx1", "gather", 1, 2, 2},
+          {"dgx1", "gather", 2, 3, 3},        {"dgx1", "gather", 3, 4, 4},
+          {"dgx1", "gather", 4, 5, 5},        {"dgx1", "gather", 5, 6, 6},
+          {"dgx1", "gather", 6, 7, 7},        {"dgx1", "gather", 6, 3, 7},
+          {"dgx1", "scatter", 6, 3, 7},       {"dgx1", "alltoall", 8, 3, 3},
+          {"dgx1", "alltoall", 8, 2, 3},      {"dgx1", "alltoall", 24, 8, 8},
+          {"dgx1", "alltoall", 24, 2, 8},     {"amd", "allgather", 1, 4, 4},
+          {"amd", "allgather", 2, 7, 7},      {"amd", "allgather", 2, 4, 7},
+          {"amd", "allreduce", 8, 8, 8},      {"amd", "allreduce", 16, 14, 14},
+          {"amd", "allreduce", 16, 8, 14},    {"amd", "broadcast", 2, 4, 4},
+          {"amd", "broadcast", 4, 5, 5},      {"amd", "broadcast", 6, 6, 6},
+          {"amd", "broadcast", 8, 7, 7},      {"amd", "broadcast", 10, 8, 8},
+          {"amd", "gather", 1, 4, 4},         {"amd", "gather", 2, 4, 7},
           {"amd", "alltoall", 8, 4, 8}};
       double total = 0;
       for (const Row& row : rows) total += run_instance(row.topo, row.coll, row.c, row.s, row.r, o);
@@ -223,14 +227,20 @@ int main(int argc, char** argv) {
       run_least(args[1], args[2], std::stoi(args[3]), o);
     } else if (args.empty()) {
       // Speed targets: the reference Python SCCL's seconds on this machine class.
-      struct Target { const char* what; double reference_s; double ours_s; };
+      struct Target {
+        const char* what;
+        double reference_s;
+        double ours_s;
+      };
       std::vector<Target> targets;
       targets.push_back({"allgather (6,7,7)", 16.0, run_instance("dgx1", "allgather", 6, 7, 7, o)});
       targets.push_back({"allgather (6,3,7)", 33.1, run_instance("dgx1", "allgather", 6, 3, 7, o)});
       targets.push_back({"alltoall (8,3,3)", 8.9, run_instance("dgx1", "alltoall", 8, 3, 3, o)});
-      targets.push_back({"alltoall (24,2,8)", 281.8, run_instance("dgx1", "alltoall", 24, 2, 8, o)});
+      targets.push_back(
+          {"alltoall (24,2,8)", 281.8, run_instance("dgx1", "alltoall", 24, 2, 8, o)});
       targets.push_back({"DGX-1 allgather frontier", 197.6, run_pareto("dgx1", "allgather", 4, o)});
-      targets.push_back({"2xDGX-1 allgather least-steps", 600.0, run_least("dgx1x2", "allgather", 1, o)});
+      targets.push_back(
+          {"2xDGX-1 allgather least-steps", 600.0, run_least("dgx1x2", "allgather", 1, o)});
       targets.push_back({"2xDGX-1 (IB rails) allgather least-steps", 600.0,
                          run_least("builtin:dgx1x2", "allgather", 1, o)});
       std::cout << "\nsummary (target: at most half the reference)\n";

@@ -24,8 +24,8 @@ using namespace ccsynth;
 // GCC and Google Benchmark.)
 void report(benchmark::State& state, const sim::SimResult& r) {
   state.counters["events"] = static_cast<double>(r.events);
-  state.counters["events_per_s"] =
-      benchmark::Counter(static_cast<double>(r.events), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["events_per_s"] = benchmark::Counter(
+      static_cast<double>(r.events), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel("simulated " + std::to_string(r.time_us) + " us");
 }
 

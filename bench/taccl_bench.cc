@@ -77,25 +77,27 @@ void simulate_case(const Case& c, const Algorithm& a, const Topology& t) {
       ring ? std::optional<plan::Evaluated>(evaluate_all(*ring, t, sizes)) : std::nullopt;
   std::printf("  ring baseline: %d chunk(s) per rank over its rings\n",
               ring ? ring->collective.chunks_per_rank : 0);
-  std::printf("  %8s %12s %6s %12s %5s %8s %8s   (inst: instances, n = no fusion, "
-              "s = start-time order)\n",
-              "size", "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
+  std::printf(
+      "  %8s %12s %6s %12s %5s %8s %8s   (inst: instances, n = no fusion, "
+      "s = start-time order)\n",
+      "size", "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
   int slower = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const plan::SizedResult& r = ours.results[i];
     const plan::SizedResult b = base ? base->results[i] : plan::SizedResult{};
     if (base && r.time_us > b.time_us * 1.0001) ++slower;
-    std::printf("  %8s %12.1f %4d%c%c %12.1f %4d%c %8.2f %8.2f\n",
-                format_bytes(sizes[i]).c_str(), r.time_us, r.instances, r.fused ? ' ' : 'n',
-                r.schedule_order ? 's' : ' ', b.time_us, b.instances, b.fused ? ' ' : 'n',
+    std::printf("  %8s %12.1f %4d%c%c %12.1f %4d%c %8.2f %8.2f\n", format_bytes(sizes[i]).c_str(),
+                r.time_us, r.instances, r.fused ? ' ' : 'n', r.schedule_order ? 's' : ' ',
+                b.time_us, b.instances, b.fused ? ' ' : 'n',
                 b.time_us > 0 ? b.time_us / r.time_us : 0.0, r.ratio_to_bound());
   }
   const plan::SizedResult& gb = ours.results.back();
-  std::printf("  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
-              "%.1f us (%.3fx)\n",
-              to_string(c.kind).c_str(), c.sketch.c_str(), slower, gb.time_us, gb.instances,
-              gb.fused ? "" : ", no fusion", gb.schedule_order ? ", start-time order" : "",
-              gb.lower_bound_us, gb.ratio_to_bound());
+  std::printf(
+      "  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
+      "%.1f us (%.3fx)\n",
+      to_string(c.kind).c_str(), c.sketch.c_str(), slower, gb.time_us, gb.instances,
+      gb.fused ? "" : ", no fusion", gb.schedule_order ? ", start-time order" : "",
+      gb.lower_bound_us, gb.ratio_to_bound());
 }
 
 }  // namespace
@@ -129,7 +131,8 @@ int main(int argc, char** argv) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), name) == wanted.end()) continue;
     const Topology t = topologies::make_builtin(c.topology);
     const bool is_file = c.sketch.size() > 5 && c.sketch.substr(c.sketch.size() - 5) == ".json";
-    const synth::Sketch sketch = synth::read_sketch_file(is_file ? c.sketch : dir + c.sketch + ".json");
+    const synth::Sketch sketch =
+        synth::read_sketch_file(is_file ? c.sketch : dir + c.sketch + ".json");
     synth::TacclOptions o;
     o.time_limit_s = time_limit;
     o.intra_node_relays = relays;
@@ -139,7 +142,8 @@ int main(int argc, char** argv) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const synth::TacclResult r = synth::synthesize_taccl(t, sketch, c.kind, o);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const bool ok = r.algorithm && verify::verify_algorithm(*r.algorithm, &t).ok();
     std::printf("%-22s on %s: %.2f s (paper %.1f s) %s, status %s, verified %s, estimate %.1f us\n",
                 name.c_str(), c.topology.c_str(), seconds, c.paper_seconds,

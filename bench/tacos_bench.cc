@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <queue>
 #include <string>
@@ -197,12 +197,12 @@ void run(const Case& c) {
     std::snprintf(buf, sizeof buf, ", sim bound %.1f us", sim.lower_bound_us);
     compare += buf;
   }
-  std::printf("%-12s %-16s %-10s ranks=%-6d wall=%.3fs cpu=%.3fs ten=%.1fus %s ops=%lld "
-              "repl=%lld rss=%ldMB\n",
-              c.name.c_str(), topology.name.c_str(), r.algorithm.collective.name.c_str(),
-              topology.num_ranks, synth_s, synth_cpu_s, r.time_us, compare.c_str(),
-              static_cast<long long>(r.transfers), static_cast<long long>(r.replacements),
-              peak_rss_mb());
+  std::printf(
+      "%-12s %-16s %-10s ranks=%-6d wall=%.3fs cpu=%.3fs ten=%.1fus %s ops=%lld "
+      "repl=%lld rss=%ldMB\n",
+      c.name.c_str(), topology.name.c_str(), r.algorithm.collective.name.c_str(),
+      topology.num_ranks, synth_s, synth_cpu_s, r.time_us, compare.c_str(),
+      static_cast<long long>(r.transfers), static_cast<long long>(r.replacements), peak_rss_mb());
   std::fflush(stdout);
 }
 

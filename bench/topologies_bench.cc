@@ -13,8 +13,8 @@
 
 namespace {
 
-const char* const kNames[] = {"mesh2d:100x100", "rfs:8x8x8",  "torus3d:16x16x16",
-                              "hypercube:12",   "dgx2x8",     "dragonfly:16x16",
+const char* const kNames[] = {"mesh2d:100x100", "rfs:8x8x8", "torus3d:16x16x16",
+                              "hypercube:12",   "dgx2x8",    "dragonfly:16x16",
                               "fc:256",         "ndv2x16"};
 
 void BM_MakeBuiltin(benchmark::State& state) {

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds ccsynth (release preset, warnings as errors) and runs every test. Installs what it needs.
+# Builds ccsynth (release preset, warnings as errors), checks the C++ formatting
+# (.clang-format) and runs every test. Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  bash scripts/format.sh --check
+fi
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"

@@ -40,18 +40,19 @@ struct BaselineFlags {
 
 void print_json(const BaselineFlags& f, const Topology& t, const plan::Evaluated& e) {
   const Algorithm& a = e.algorithm;
-  nlohmann::ordered_json doc = {{"format", "ccsynth-baseline"},
-                                {"version", 1},
-                                {"algo", f.algo},
-                                {"algorithm", a.name},
-                                {"collective", a.collective.name},
-                                {"topology", t.name},
-                                {"ranks", a.collective.num_ranks},
-                                {"chunks_per_rank", a.collective.chunks_per_rank},
-                                {"ops", a.ops.size()},
-                                {"steps", a.num_steps()},
-                                {"algorithm_ok", e.algorithm_report.ok()},
-                                {"algorithm_violations", plan::violations_json(e.algorithm_report)}};
+  nlohmann::ordered_json doc = {
+      {"format", "ccsynth-baseline"},
+      {"version", 1},
+      {"algo", f.algo},
+      {"algorithm", a.name},
+      {"collective", a.collective.name},
+      {"topology", t.name},
+      {"ranks", a.collective.num_ranks},
+      {"chunks_per_rank", a.collective.chunks_per_rank},
+      {"ops", a.ops.size()},
+      {"steps", a.num_steps()},
+      {"algorithm_ok", e.algorithm_report.ok()},
+      {"algorithm_violations", plan::violations_json(e.algorithm_report)}};
   if (e.compiled) {
     nlohmann::json program = plan::program_json(e.program);
     program["instances"] = f.instances;
@@ -89,8 +90,9 @@ void print_text(const BaselineFlags& f, const Topology& t, const plan::Evaluated
 int run_baseline(const BaselineFlags& f, const CLI::App& command) {
   const synth::Synthesizer& method = synth::find_synthesizer(f.algo, "--algo");
   if (!method.baseline) {
-    throw UserError("", "--algo", "'" + f.algo + "' is a synthesizer; use `ccsynth synth --method " +
-                                      f.algo + "`");
+    throw UserError(
+        "", "--algo",
+        "'" + f.algo + "' is a synthesizer; use `ccsynth synth --method " + f.algo + "`");
   }
   const formats::XmlDialect dialect = formats::parse_xml_dialect(f.dialect);
   const Topology topology = topologies::resolve_topology(f.topology);

@@ -42,20 +42,19 @@ void run_bounds(const BoundsOptions& o) {
   options.beta_factor = params.beta_factor;
   const sim::LowerBound b = sim::lower_bound(topology, collective, bytes, options);
   if (o.json) {
-    const nlohmann::json doc = {
-        {"format", "ccsynth-bounds"},
-        {"version", 1},
-        {"topology", topology.name},
-        {"collective", collective.name},
-        {"bytes", bytes},
-        {"latency_bound_us", b.latency_us},
-        {"bandwidth_bound_us", b.bandwidth_us},
-        {"lower_bound_us", b.lower_bound_us},
-        {"extra",
-         {{"protocol", to_string(protocol)},
-          {"ingress_egress_bound_us", b.ingress_egress_us},
-          {"cut_bound_us", b.cut_us},
-          {"total_traffic_bound_us", b.total_traffic_us}}}};
+    const nlohmann::json doc = {{"format", "ccsynth-bounds"},
+                                {"version", 1},
+                                {"topology", topology.name},
+                                {"collective", collective.name},
+                                {"bytes", bytes},
+                                {"latency_bound_us", b.latency_us},
+                                {"bandwidth_bound_us", b.bandwidth_us},
+                                {"lower_bound_us", b.lower_bound_us},
+                                {"extra",
+                                 {{"protocol", to_string(protocol)},
+                                  {"ingress_egress_bound_us", b.ingress_egress_us},
+                                  {"cut_bound_us", b.cut_us},
+                                  {"total_traffic_bound_us", b.total_traffic_us}}}};
     std::cout << doc.dump(2) << "\n";
     return;
   }
@@ -81,9 +80,10 @@ void run_bounds(const BoundsOptions& o) {
 
 void add_bounds_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<BoundsOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "bounds", "Lower bounds on a collective's time on a topology: latency, per-rank "
-                "ingress/egress, cuts, total traffic");
+  CLI::App* cmd =
+      app.add_subcommand("bounds",
+                         "Lower bounds on a collective's time on a topology: latency, per-rank "
+                         "ingress/egress, cuts, total traffic");
   cmd->add_option("-t,--topology", o->topology, "Built-in topology name or topology JSON file")
       ->required();
   cmd->add_option("-c,--collective", o->collective,

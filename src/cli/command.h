@@ -40,7 +40,6 @@ extern const CLI::Validator kPositive;
 /// CLI11 check: a number >= 0.
 extern const CLI::Validator kNonNegative;
 
-
 // Registration functions, one per verb file (keep in the order of main.cc).
 void add_topo_command(CLI::App& app, CommandResult& result);
 void add_verify_command(CLI::App& app, CommandResult& result);

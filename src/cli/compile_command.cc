@@ -7,8 +7,8 @@
 
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
@@ -64,16 +64,17 @@ compiler::CompileOptions to_compile_options(const CompileCommandOptions& o,
 
 void print_json(const CompileCommandOptions& o, const plan::Evaluated& e) {
   const Algorithm& a = e.algorithm;
-  nlohmann::ordered_json doc = {{"format", "ccsynth-compilation"},
-                                {"version", 1},
-                                {"file", o.file},
-                                {"output", e.ok() ? o.output : ""},
-                                {"algorithm", a.name},
-                                {"collective", a.collective.name},
-                                {"ranks", a.collective.num_ranks},
-                                {"ops", a.ops.size()},
-                                {"algorithm_ok", e.algorithm_report.ok()},
-                                {"algorithm_violations", plan::violations_json(e.algorithm_report)}};
+  nlohmann::ordered_json doc = {
+      {"format", "ccsynth-compilation"},
+      {"version", 1},
+      {"file", o.file},
+      {"output", e.ok() ? o.output : ""},
+      {"algorithm", a.name},
+      {"collective", a.collective.name},
+      {"ranks", a.collective.num_ranks},
+      {"ops", a.ops.size()},
+      {"algorithm_ok", e.algorithm_report.ok()},
+      {"algorithm_violations", plan::violations_json(e.algorithm_report)}};
   if (e.compiled) {
     doc["program"] = plan::program_json(e.program);
     doc["program_ok"] = e.program_report.ok();

@@ -115,8 +115,9 @@ class ScclFrontier {
  private:
   synth::ParetoResult search() const {
     if (topology_.num_ranks > options_.max_sccl_ranks) {
-      throw UserError("", "topology", fmt::format("SCCL is run up to {} ranks (--max-sccl-ranks)",
-                                                  options_.max_sccl_ranks));
+      throw UserError(
+          "", "topology",
+          fmt::format("SCCL is run up to {} ranks (--max-sccl-ranks)", options_.max_sccl_ranks));
     }
     synth::ParetoOptions options;
     options.time_limit_s = options_.time_limit_s;
@@ -182,14 +183,14 @@ std::string candidate_line(const Candidate& c) {
                        e.program_report.summary());
   }
   const int threadblocks = e.program.total_threadblocks();
-  const std::string run =
-      c.executed->ok ? fmt::format("ran correctly on the CPU runtime ({} values checked)",
-                                   c.executed->checked_elements)
-                     : "FAILED on the CPU runtime: " + c.executed->message;
-  return fmt::format("  {:<9} {:>3} steps {:>5} sends, {:>4} threadblocks, made in {:.2f} s; "
-                     "verified; {}\n",
-                     c.name, e.algorithm.num_steps(), e.algorithm.ops.size(), threadblocks,
-                     c.synth_seconds, run);
+  const std::string run = c.executed->ok
+                              ? fmt::format("ran correctly on the CPU runtime ({} values checked)",
+                                            c.executed->checked_elements)
+                              : "FAILED on the CPU runtime: " + c.executed->message;
+  return fmt::format(
+      "  {:<9} {:>3} steps {:>5} sends, {:>4} threadblocks, made in {:.2f} s; "
+      "verified; {}\n",
+      c.name, e.algorithm.num_steps(), e.algorithm.ops.size(), threadblocks, c.synth_seconds, run);
 }
 
 nlohmann::json candidate_json(const Candidate& c) {
@@ -218,8 +219,7 @@ void write_programs(const std::vector<Candidate>& candidates, const std::string&
 
 int run_demo(const DemoOptions& o) {
   const Topology topology = topologies::resolve_topology(o.topology);
-  const Collective collective =
-      formats::resolve_collective(o.collective, topology.num_ranks, 1, 0);
+  const Collective collective = formats::resolve_collective(o.collective, topology.num_ranks, 1, 0);
   const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--size");
   const std::vector<Candidate> candidates = make_candidates(topology, collective, o, sizes);
   if (!o.output_dir.empty()) write_programs(candidates, o.output_dir);
@@ -235,9 +235,12 @@ int run_demo(const DemoOptions& o) {
     verified.push_back(c.evaluated.get());
   }
   if (o.json) {
-    nlohmann::json doc = {{"format", "ccsynth-demo"},  {"version", 1},
-                          {"topology", topology.name}, {"collective", collective.name},
-                          {"ok", all_ok},              {"candidates", nlohmann::json::array()},
+    nlohmann::json doc = {{"format", "ccsynth-demo"},
+                          {"version", 1},
+                          {"topology", topology.name},
+                          {"collective", collective.name},
+                          {"ok", all_ok},
+                          {"candidates", nlohmann::json::array()},
                           {"best", plan::best_json(names, verified)}};
     for (const Candidate& c : candidates) doc["candidates"].push_back(candidate_json(c));
     std::cout << doc.dump(2) << "\n";

@@ -47,8 +47,8 @@ int run_pareto(const ParetoFlags& f) {
   std::cerr << "pareto: " << to_string(kind) << " on " << model.name << ", k = " << f.k << "\n";
   const synth::ParetoResult result = synth::synthesize_sccl_pareto(
       kind, model, options, f.root, [](const synth::ParetoAttempt& a) {
-        std::cerr << fmt::format("pareto: (C={}, S={}, R={}): {} in {:.2f} s\n", a.chunks,
-                                 a.steps, a.rounds, to_string(a.status), a.seconds);
+        std::cerr << fmt::format("pareto: (C={}, S={}, R={}): {} in {:.2f} s\n", a.chunks, a.steps,
+                                 a.rounds, to_string(a.status), a.seconds);
       });
   bool all_verified = true;
   nlohmann::json frontier = nlohmann::json::array();
@@ -68,44 +68,43 @@ int run_pareto(const ParetoFlags& f) {
   if (f.json) {
     nlohmann::json attempts = nlohmann::json::array();
     for (const synth::ParetoAttempt& a : result.attempts) {
-      attempts.push_back({{"chunks", a.chunks}, {"steps", a.steps}, {"rounds", a.rounds},
-                          {"status", a.status == SynthStatus::kOptimal ? "sat"
-                                     : a.status == SynthStatus::kInfeasible
-                                         ? "unsat"
-                                         : to_string(a.status)},
+      attempts.push_back({{"chunks", a.chunks},
+                          {"steps", a.steps},
+                          {"rounds", a.rounds},
+                          {"status", a.status == SynthStatus::kOptimal      ? "sat"
+                                     : a.status == SynthStatus::kInfeasible ? "unsat"
+                                                                            : to_string(a.status)},
                           {"seconds", a.seconds}});
     }
-    const nlohmann::json doc = {
-        {"format", "ccsynth-pareto"},
-        {"version", 1},
-        {"topology", model.name},
-        {"collective", to_string(kind)},
-        {"k", f.k},
-        {"status", to_string(result.status)},
-        {"latency_lower_bound", result.latency_bound},
-        {"bandwidth_lower_bound",
-         {{"num", result.bandwidth_bound.num},
-          {"den", result.bandwidth_bound.den},
-          {"value", result.bandwidth_bound.value()}}},
-        {"seconds", result.seconds},
-        {"frontier", frontier},
-        {"attempts", attempts}};
+    const nlohmann::json doc = {{"format", "ccsynth-pareto"},
+                                {"version", 1},
+                                {"topology", model.name},
+                                {"collective", to_string(kind)},
+                                {"k", f.k},
+                                {"status", to_string(result.status)},
+                                {"latency_lower_bound", result.latency_bound},
+                                {"bandwidth_lower_bound",
+                                 {{"num", result.bandwidth_bound.num},
+                                  {"den", result.bandwidth_bound.den},
+                                  {"value", result.bandwidth_bound.value()}}},
+                                {"seconds", result.seconds},
+                                {"frontier", frontier},
+                                {"attempts", attempts}};
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << fmt::format(
         "{} on {} (k = {}): latency bound {} steps, bandwidth bound R/C >= {}; {} in {:.2f} s\n",
-        to_string(kind), model.name, f.k, result.latency_bound,
-        ratio_text(result.bandwidth_bound), to_string(result.status), result.seconds);
-    std::cout << fmt::format("{:>6} {:>5} {:>6} {:>7}  {:<18} {:>8}\n", "chunks", "steps",
-                             "rounds", "R/C", "optimality", "time_s");
+        to_string(kind), model.name, f.k, result.latency_bound, ratio_text(result.bandwidth_bound),
+        to_string(result.status), result.seconds);
+    std::cout << fmt::format("{:>6} {:>5} {:>6} {:>7}  {:<18} {:>8}\n", "chunks", "steps", "rounds",
+                             "R/C", "optimality", "time_s");
     for (const synth::ParetoPoint& p : result.frontier) {
       std::string opt = p.latency_optimal && p.bandwidth_optimal ? "both"
-                        : p.latency_optimal                        ? "latency"
-                        : p.bandwidth_optimal                      ? "bandwidth"
-                                                                   : "";
-      std::cout << fmt::format("{:>6} {:>5} {:>6} {:>7.4f}  {:<18} {:>8.2f}\n", p.chunks,
-                               p.steps, p.rounds, static_cast<double>(p.rounds) / p.chunks, opt,
-                               p.seconds);
+                        : p.latency_optimal                      ? "latency"
+                        : p.bandwidth_optimal                    ? "bandwidth"
+                                                                 : "";
+      std::cout << fmt::format("{:>6} {:>5} {:>6} {:>7.4f}  {:<18} {:>8.2f}\n", p.chunks, p.steps,
+                               p.rounds, static_cast<double>(p.rounds) / p.chunks, opt, p.seconds);
     }
     if (!all_verified) std::cout << "verification FAILED for some algorithm\n";
   }

@@ -93,8 +93,8 @@ Outcome run_file(const RunOptions& o, const Program& program) {
   const CollectiveKind kind = collective ? collective->kind : CollectiveKind::kCustom;
   if (out.result.ok && out.result.time_us > 0.0) {
     // nccl-tests: algbw = size / time with size = output for (all)gather, else input.
-    out.algbw_gbps = sim::nccl_size_bytes(kind, program.num_ranks, bytes) /
-                     (out.result.time_us * 1e3);
+    out.algbw_gbps =
+        sim::nccl_size_bytes(kind, program.num_ranks, bytes) / (out.result.time_us * 1e3);
     out.busbw_gbps = out.algbw_gbps * sim::bus_factor(kind, program.num_ranks);
   }
   return out;
@@ -107,8 +107,8 @@ nlohmann::json to_json(const RunOptions& o, const Program* program, const Outcom
     const runtime::HarnessResult& r = out->result;
     j["program"] = program->name;
     j["file"] = o.file;
-    j["collective"] = out->collective.name.empty() ? to_string(program->collective)
-                                                   : out->collective.name;
+    j["collective"] =
+        out->collective.name.empty() ? to_string(program->collective) : out->collective.name;
     j["ranks"] = program->num_ranks;
     j["protocol"] = to_string(program->protocol);
     j["bytes"] = r.bytes;
@@ -147,12 +147,11 @@ void print_table(const RunOptions& o, const Program& program, const Outcome& out
                            "iters", "time_us", "min_us", "algbw_GB/s", "busbw_GB/s", "slices",
                            "workers");
   std::cout << fmt::format("{:>10} {:>8} {:>14.3f} {:>14.3f} {:>11.3f} {:>11.3f} {:>7} {:>8}\n",
-                           format_bytes(r.bytes), o.iters, r.time_us, r.min_time_us,
-                           out.algbw_gbps, out.busbw_gbps, r.slices, r.workers);
+                           format_bytes(r.bytes), o.iters, r.time_us, r.min_time_us, out.algbw_gbps,
+                           out.busbw_gbps, r.slices, r.workers);
   if (r.checked) {
     std::cout << fmt::format("check: {} ({} elements compared, {} wrong, max float error {:g})\n",
-                             r.ok ? "ok" : "FAILED", r.checked_elements, r.mismatches,
-                             r.max_error);
+                             r.ok ? "ok" : "FAILED", r.checked_elements, r.mismatches, r.max_error);
   }
   if (!r.ok) std::cout << "error: " << r.message << "\n";
 }
@@ -190,15 +189,15 @@ int run_command(const RunOptions& o) {
 void add_run_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "Run an MSCCL-IR XML program on the CPU runtime (all ranks in this process) and "
-             "report time, algbw and busbw; --check compares with the collective's reference");
+      "run",
+      "Run an MSCCL-IR XML program on the CPU runtime (all ranks in this process) and "
+      "report time, algbw and busbw; --check compares with the collective's reference");
   cmd->add_option("file", o->file, "MSCCL-IR XML program (classic or executor dialect)");
   cmd->add_option("-s,--size", o->bytes,
                   "Per-rank input bytes (1K, 64M, ...); must be a multiple of the program's "
                   "input chunks times the element size")
       ->capture_default_str();
-  cmd->add_option("--dtype", o->dtype,
-                  "float32|float64|float16|bfloat16|int32|int64|uint8")
+  cmd->add_option("--dtype", o->dtype, "float32|float64|float16|bfloat16|int32|int64|uint8")
       ->capture_default_str();
   cmd->add_option("--op", o->op, "Reduction: sum|prod|min|max")->capture_default_str();
   cmd->add_option("-c,--collective", o->collective,
@@ -231,9 +230,10 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--memcpy", o->memcpy, "Also measure this machine's memcpy bandwidth");
   cmd->add_option("--memcpy-bytes", o->memcpy_bytes, "Buffer size of the memcpy measurement")
       ->capture_default_str();
-  cmd->footer("Sizes are per-rank input bytes; algbw/busbw follow nccl-tests (docs/runtime.md).\n"
-              "Exit codes: 0 ok, 1 check failed or the program deadlocked / timed out (the "
-              "message names the waiting steps), 2 bad input.");
+  cmd->footer(
+      "Sizes are per-rank input bytes; algbw/busbw follow nccl-tests (docs/runtime.md).\n"
+      "Exit codes: 0 ok, 1 check failed or the program deadlocked / timed out (the "
+      "message names the waiting steps), 2 bad input.");
   cmd->callback([o, &result] { result.exit_code = run_command(*o); });
 }
 

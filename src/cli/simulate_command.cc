@@ -68,8 +68,8 @@ nlohmann::json to_json(const SimulateOptions& o, const Program& p, const Collect
   nlohmann::json links = nlohmann::json::array();
   const sim::SimResult& last = rows.back().result;
   for (const sim::LinkUsage& u : last.links) {
-    links.push_back({{"src", u.src}, {"dst", u.dst}, {"busy_us", u.busy_us},
-                     {"utilization", u.utilization}});
+    links.push_back(
+        {{"src", u.src}, {"dst", u.dst}, {"busy_us", u.busy_us}, {"utilization", u.utilization}});
   }
   nlohmann::json per_size = nlohmann::json::array();
   for (const Row& row : rows) {
@@ -94,8 +94,8 @@ nlohmann::json to_json(const SimulateOptions& o, const Program& p, const Collect
             {"critical_path", last.critical_path}}}};
 }
 
-void print_table(const SimulateOptions& o, const Program& p, const Collective& c,
-                 const Topology& t, const std::vector<Row>& rows) {
+void print_table(const SimulateOptions& o, const Program& p, const Collective& c, const Topology& t,
+                 const std::vector<Row>& rows) {
   std::cout << fmt::format("program {} ({}, {}, {} ranks) on {}\n", p.name, c.name,
                            to_string(p.protocol), p.num_ranks, t.name);
   std::cout << fmt::format("{:>10} {:>14} {:>11} {:>11} {:>14} {:>8} {:>7} {:>10}\n", "bytes",
@@ -103,17 +103,18 @@ void print_table(const SimulateOptions& o, const Program& p, const Collective& c
                            "events");
   for (const Row& row : rows) {
     const sim::SimResult& r = row.result;
-    std::cout << fmt::format("{:>10} {:>14.3f} {:>11.3f} {:>11.3f} {:>14.3f} {:>8.3f} {:>7} {:>10}\n",
-                             format_bytes(r.bytes), r.time_us, r.algbw_gbps, r.busbw_gbps,
-                             row.bound.lower_bound_us, row.ratio, r.slices, r.events);
+    std::cout << fmt::format(
+        "{:>10} {:>14.3f} {:>11.3f} {:>11.3f} {:>14.3f} {:>8.3f} {:>7} {:>10}\n",
+        format_bytes(r.bytes), r.time_us, r.algbw_gbps, r.busbw_gbps, row.bound.lower_bound_us,
+        row.ratio, r.slices, r.events);
   }
   const sim::SimResult& last = rows.back().result;
   if (o.show_links) {
     std::cout << fmt::format("\nlink usage at {} (src -> dst; -1 marks a switch port):\n",
                              format_bytes(last.bytes));
     for (const sim::LinkUsage& u : last.links) {
-      std::cout << fmt::format("  {:>5} -> {:<5} busy {:>12.3f} us  utilization {:>6.1f}%\n",
-                               u.src, u.dst, u.busy_us, 100.0 * u.utilization);
+      std::cout << fmt::format("  {:>5} -> {:<5} busy {:>12.3f} us  utilization {:>6.1f}%\n", u.src,
+                               u.dst, u.busy_us, 100.0 * u.utilization);
     }
   }
   if (o.show_critical_path) {
@@ -156,8 +157,8 @@ void run_simulate(const SimulateOptions& o) {
     Row row;
     row.result = sim::simulate(program, topology, bytes, options);
     row.bound = sim::lower_bound(topology, collective, bytes, bound_options);
-    row.ratio = row.bound.lower_bound_us > 0.0 ? row.result.time_us / row.bound.lower_bound_us
-                                               : 1.0;
+    row.ratio =
+        row.bound.lower_bound_us > 0.0 ? row.result.time_us / row.bound.lower_bound_us : 1.0;
     rows.push_back(std::move(row));
   }
   if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
@@ -175,8 +176,9 @@ void run_simulate(const SimulateOptions& o) {
 void add_simulate_command(CLI::App& app, CommandResult& result) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "simulate", "Simulate an MSCCL-IR XML program on a topology (event-driven, alpha-beta with "
-                  "contention) and compare with the lower bound");
+      "simulate",
+      "Simulate an MSCCL-IR XML program on a topology (event-driven, alpha-beta with "
+      "contention) and compare with the lower bound");
   cmd->add_option("file", o->file, "MSCCL-IR XML program (classic or executor dialect)")
       ->required();
   cmd->add_option("-t,--topology", o->topology, "Built-in topology name or topology JSON file")
@@ -201,9 +203,10 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--links", o->show_links, "Table: per-link busy time at the largest size");
   cmd->add_flag("--critical-path", o->show_critical_path,
                 "Table: the critical path at the largest size");
-  cmd->footer("Sizes are per-rank input bytes; algbw/busbw follow nccl-tests. See "
-              "docs/simulator.md and docs/bounds.md.\nExit codes: 0 ok, 2 bad input (including a "
-              "program that deadlocks or does not fit the topology).");
+  cmd->footer(
+      "Sizes are per-rank input bytes; algbw/busbw follow nccl-tests. See "
+      "docs/simulator.md and docs/bounds.md.\nExit codes: 0 ok, 2 bad input (including a "
+      "program that deadlocks or does not fit the topology).");
   cmd->callback([o, &result] {
     run_simulate(*o);
     result.exit_code = kExitOk;

@@ -73,9 +73,12 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
 int print_failure(const plan::PlanResult& result, const SynthFlags& f) {
   const std::string status = to_string(result.synthesis.status);
   if (f.json) {
-    const nlohmann::json doc = {{"format", "ccsynth-synthesis"}, {"version", 1},
-                                {"method", f.method},            {"status", status},
-                                {"ok", false},                   {"details", result.synthesis.stats}};
+    const nlohmann::json doc = {{"format", "ccsynth-synthesis"},
+                                {"version", 1},
+                                {"method", f.method},
+                                {"status", status},
+                                {"ok", false},
+                                {"details", result.synthesis.stats}};
     std::cout << doc.dump(2) << "\n";
   } else {
     std::cout << (result.synthesis.status == SynthStatus::kInfeasible ? "unsatisfiable" : status)
@@ -126,8 +129,8 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
 
 int run_synth(const SynthFlags& f, const CLI::App& command) {
   const plan::PlanRequest request = make_request(f, command);
-  std::cerr << "synth: " << request.method << " " << f.collective << " on "
-            << request.topology.name << "\n";
+  std::cerr << "synth: " << request.method << " " << f.collective << " on " << request.topology.name
+            << "\n";
   const plan::PlanResult result =
       naming_flags(synth::find_synthesizer(request.method), [&] { return plan::plan(request); });
   if (!result.synthesis.algorithm) return print_failure(result, f);

@@ -48,9 +48,9 @@ struct SwitchGroup {
 std::vector<LinkGroup> group_links(const Topology& t) {
   std::map<std::tuple<std::string, int, double, double>, LinkGroup> groups;
   for (const Link& l : t.links) {
-    auto [it, inserted] = groups.try_emplace({l.kind, l.lanes, l.alpha_us, l.beta_us_per_mb},
-                                             LinkGroup{l.kind, l.lanes, l.alpha_us,
-                                                       l.beta_us_per_mb});
+    auto [it, inserted] =
+        groups.try_emplace({l.kind, l.lanes, l.alpha_us, l.beta_us_per_mb},
+                           LinkGroup{l.kind, l.lanes, l.alpha_us, l.beta_us_per_mb});
     ++it->second.count;
   }
   std::vector<LinkGroup> out;
@@ -120,8 +120,8 @@ nlohmann::json summary_json(const Topology& t, int diameter) {
 
 void print_summary(const Topology& t, int diameter, std::ostream& out) {
   const std::vector<int> sizes = node_sizes(t);
-  const bool uniform = std::all_of(sizes.begin(), sizes.end(),
-                                   [&](int s) { return s == sizes.front(); });
+  const bool uniform =
+      std::all_of(sizes.begin(), sizes.end(), [&](int s) { return s == sizes.front(); });
   out << fmt::format("topology {}: {} ranks, {} node{}", t.name, t.num_ranks, sizes.size(),
                      sizes.size() == 1 ? "" : "s");
   if (!sizes.empty() && uniform) out << fmt::format(" of {} ranks", sizes.front());
@@ -169,7 +169,8 @@ void run_list(const TopoOptions& options) {
               << "\n";
     return;
   }
-  for (const auto& info : catalog) std::cout << fmt::format("{:<15} {}\n", info.name, info.description);
+  for (const auto& info : catalog)
+    std::cout << fmt::format("{:<15} {}\n", info.name, info.description);
   std::cout << "\nShapes take '@' parameters, e.g. mesh2d:4x4@alpha=0.5,gbps=50 or "
                "rfs:8x8x8@gbps=200/100/50\n(one value, or one per dimension; keys alpha, gbps, "
                "beta, lanes). See docs/topologies.md.\n";
@@ -217,23 +218,23 @@ void add_topo_command(CLI::App& app, CommandResult& result) {
   });
 
   CLI::App* show = topo->add_subcommand(
-      "show", "Summarize a topology: ranks, nodes, links grouped by kind and cost, switches, "
-              "diameter");
+      "show",
+      "Summarize a topology: ranks, nodes, links grouped by kind and cost, switches, "
+      "diameter");
   show->add_option("topology", options->topology, "Built-in name or topology JSON file")
       ->required();
   show->add_flag("--json", options->json, "Print one JSON document (ccsynth-topology-summary)");
-  show->add_flag("--diameter", options->diameter,
-                 fmt::format("Compute the diameter even above {} ranks (all-pairs BFS)",
-                             kDiameterRankLimit));
+  show->add_flag(
+      "--diameter", options->diameter,
+      fmt::format("Compute the diameter even above {} ranks (all-pairs BFS)", kDiameterRankLimit));
   show->callback([options, &result] {
     run_show(*options);
     result.exit_code = kExitOk;
   });
 
-  CLI::App* exp = topo->add_subcommand(
-      "export", "Write a topology as ccsynth-topology JSON (docs/formats.md)");
-  exp->add_option("topology", options->topology, "Built-in name or topology JSON file")
-      ->required();
+  CLI::App* exp =
+      topo->add_subcommand("export", "Write a topology as ccsynth-topology JSON (docs/formats.md)");
+  exp->add_option("topology", options->topology, "Built-in name or topology JSON file")->required();
   exp->add_option("-o,--output", options->output, "Output file (default: stdout)");
   exp->callback([options, &result] {
     run_export(*options);

@@ -71,5 +71,4 @@ struct Lowered {
   std::vector<std::vector<int>> rank_orders() const;
 };
 
-
 }  // namespace ccsynth::compiler

@@ -63,7 +63,8 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
   Algorithm a = algorithm;
   // Channel hints: per connection, the distinct data arrival times in increasing order.
   std::map<std::pair<int, int>, std::vector<double>> arrivals;
-  for (size_t i = 0; i < a.ops.size(); ++i) arrivals[{a.ops[i].src, a.ops[i].dst}].push_back(arrival[i]);
+  for (size_t i = 0; i < a.ops.size(); ++i)
+    arrivals[{a.ops[i].src, a.ops[i].dst}].push_back(arrival[i]);
   for (auto& [connection, times] : arrivals) {
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end(), same_time), times.end());

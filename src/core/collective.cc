@@ -24,15 +24,24 @@ std::vector<int> unique_ranks(const std::vector<Slot>& slots) {
 
 std::string to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather: return "allgather";
-    case CollectiveKind::kReduceScatter: return "reducescatter";
-    case CollectiveKind::kAllReduce: return "allreduce";
-    case CollectiveKind::kAllToAll: return "alltoall";
-    case CollectiveKind::kBroadcast: return "broadcast";
-    case CollectiveKind::kReduce: return "reduce";
-    case CollectiveKind::kGather: return "gather";
-    case CollectiveKind::kScatter: return "scatter";
-    case CollectiveKind::kCustom: return "custom";
+    case CollectiveKind::kAllGather:
+      return "allgather";
+    case CollectiveKind::kReduceScatter:
+      return "reducescatter";
+    case CollectiveKind::kAllReduce:
+      return "allreduce";
+    case CollectiveKind::kAllToAll:
+      return "alltoall";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+    case CollectiveKind::kReduce:
+      return "reduce";
+    case CollectiveKind::kGather:
+      return "gather";
+    case CollectiveKind::kScatter:
+      return "scatter";
+    case CollectiveKind::kCustom:
+      return "custom";
   }
   return "custom";
 }
@@ -57,7 +66,9 @@ std::vector<CollectiveKind> builtin_collective_kinds() {
   return {std::begin(kBuiltinKinds), std::end(kBuiltinKinds)};
 }
 
-std::vector<int> Collective::pre_ranks(int chunk) const { return unique_ranks(chunks.at(chunk).pre); }
+std::vector<int> Collective::pre_ranks(int chunk) const {
+  return unique_ranks(chunks.at(chunk).pre);
+}
 
 std::vector<int> Collective::post_ranks(int chunk) const {
   return unique_ranks(chunks.at(chunk).post);
@@ -123,8 +134,9 @@ Collective make_collective(CollectiveKind kind, int num_ranks, int chunks_per_ra
   if (num_ranks < 1) throw UserError("", "ranks", "must be >= 1");
   if (chunks_per_rank < 1) throw UserError("", "chunks", "must be >= 1");
   if (root < 0 || root >= num_ranks) {
-    throw UserError("", "root", "rank " + std::to_string(root) + " is not in 0.." +
-                                    std::to_string(num_ranks - 1));
+    throw UserError(
+        "", "root",
+        "rank " + std::to_string(root) + " is not in 0.." + std::to_string(num_ranks - 1));
   }
   Collective c;
   c.kind = kind;
@@ -162,16 +174,16 @@ void validate(const Collective& c, const std::string& file) {
     const std::string field = "chunks[" + std::to_string(k) + "]";
     if (spec.pre.empty()) throw UserError(file, field + ".pre", "chunk starts nowhere");
     if (!c.combining && spec.pre.size() != 1) {
-      throw UserError(file, field + ".pre",
-                      "a non-combining chunk must start at exactly one slot");
+      throw UserError(file, field + ".pre", "a non-combining chunk must start at exactly one slot");
     }
     auto check = [&](const Slot& s, int size, const std::string& f) {
       if (s.rank < 0 || s.rank >= c.num_ranks) {
         throw UserError(file, f, "unknown rank " + std::to_string(s.rank));
       }
       if (s.index < 0 || s.index >= size) {
-        throw UserError(file, f, "index " + std::to_string(s.index) + " outside buffer of " +
-                                     std::to_string(size) + " chunks");
+        throw UserError(file, f,
+                        "index " + std::to_string(s.index) + " outside buffer of " +
+                            std::to_string(size) + " chunks");
       }
     };
     for (const Slot& s : spec.pre) check(s, c.input_chunks, field + ".pre");
@@ -179,17 +191,17 @@ void validate(const Collective& c, const std::string& file) {
       check(s, c.output_chunks, field + ".post");
       if (!outputs.insert(s).second) {
         throw UserError(file, field + ".post",
-                        "output slot (" + std::to_string(s.rank) + ", " +
-                            std::to_string(s.index) + ") claimed by two chunks");
+                        "output slot (" + std::to_string(s.rank) + ", " + std::to_string(s.index) +
+                            ") claimed by two chunks");
       }
     }
   }
 }
 
 std::ostream& operator<<(std::ostream& os, const Collective& c) {
-  os << c.name << " over " << c.num_ranks << " ranks, " << c.chunks_per_rank
-     << " chunks per rank, " << c.num_chunks() << " chunks, buffers " << c.input_chunks << " -> "
-     << c.output_chunks << (c.combining ? " (combining)" : "");
+  os << c.name << " over " << c.num_ranks << " ranks, " << c.chunks_per_rank << " chunks per rank, "
+     << c.num_chunks() << " chunks, buffers " << c.input_chunks << " -> " << c.output_chunks
+     << (c.combining ? " (combining)" : "");
   if (c.kind == CollectiveKind::kBroadcast || c.kind == CollectiveKind::kReduce ||
       c.kind == CollectiveKind::kGather || c.kind == CollectiveKind::kScatter) {
     os << ", root " << c.root;

@@ -12,19 +12,26 @@ struct StepTypeName {
   const char* name;
 };
 constexpr StepTypeName kStepTypeNames[] = {
-    {StepType::kSend, "s"},    {StepType::kRecv, "r"},
-    {StepType::kRecvCopySend, "rcs"}, {StepType::kRecvReduceSend, "rrs"},
-    {StepType::kRecvReduceCopy, "rrc"}, {StepType::kRecvReduceCopySend, "rrcs"},
-    {StepType::kCopy, "cpy"},  {StepType::kReduce, "re"},
+    {StepType::kSend, "s"},
+    {StepType::kRecv, "r"},
+    {StepType::kRecvCopySend, "rcs"},
+    {StepType::kRecvReduceSend, "rrs"},
+    {StepType::kRecvReduceCopy, "rrc"},
+    {StepType::kRecvReduceCopySend, "rrcs"},
+    {StepType::kCopy, "cpy"},
+    {StepType::kReduce, "re"},
     {StepType::kNop, "nop"},
 };
 }  // namespace
 
 char to_char(Buffer buffer) {
   switch (buffer) {
-    case Buffer::kInput: return 'i';
-    case Buffer::kOutput: return 'o';
-    case Buffer::kScratch: return 's';
+    case Buffer::kInput:
+      return 'i';
+    case Buffer::kOutput:
+      return 'o';
+    case Buffer::kScratch:
+      return 's';
   }
   return 'i';
 }
@@ -38,9 +45,12 @@ std::string to_string(StepType type) {
 
 std::string to_string(Protocol protocol) {
   switch (protocol) {
-    case Protocol::kSimple: return "Simple";
-    case Protocol::kLL: return "LL";
-    case Protocol::kLL128: return "LL128";
+    case Protocol::kSimple:
+      return "Simple";
+    case Protocol::kLL:
+      return "LL";
+    case Protocol::kLL128:
+      return "LL128";
   }
   return "Simple";
 }
@@ -93,9 +103,12 @@ bool writes_dst(StepType t) {
 
 int GpuProgram::buffer_chunks(Buffer buffer) const {
   switch (buffer) {
-    case Buffer::kInput: return input_chunks;
-    case Buffer::kOutput: return output_chunks;
-    case Buffer::kScratch: return scratch_chunks;
+    case Buffer::kInput:
+      return input_chunks;
+    case Buffer::kOutput:
+      return output_chunks;
+    case Buffer::kScratch:
+      return scratch_chunks;
   }
   return 0;
 }
@@ -149,7 +162,8 @@ std::ostream& operator<<(std::ostream& os, const Program& p) {
     for (const Threadblock& tb : g.threadblocks) {
       os << "    tb " << tb.id << " send=" << tb.send_peer << " recv=" << tb.recv_peer
          << " chan=" << tb.channel << "\n";
-      for (size_t i = 0; i < tb.steps.size(); ++i) os << "      " << i << ": " << tb.steps[i] << "\n";
+      for (size_t i = 0; i < tb.steps.size(); ++i)
+        os << "      " << i << ": " << tb.steps[i] << "\n";
     }
   }
   return os;

@@ -37,9 +37,7 @@ std::vector<std::vector<int>> Switch::port_members() const {
   return out;
 }
 
-bool Switch::has_shared_ports() const {
-  return num_ports() < static_cast<int>(ranks.size());
-}
+bool Switch::has_shared_ports() const { return num_ports() < static_cast<int>(ranks.size()); }
 
 int Topology::node_of(int rank) const {
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -181,12 +179,13 @@ void validate_rank(const Topology& t, const std::string& file, const std::string
 void validate_cost(const std::string& file, const std::string& field, double alpha_us,
                    double beta_us_per_mb) {
   if (!(alpha_us >= 0.0)) {
-    throw UserError(file, field + ".alpha_us", "latency must be >= 0, got " +
-                                                   std::to_string(alpha_us));
+    throw UserError(file, field + ".alpha_us",
+                    "latency must be >= 0, got " + std::to_string(alpha_us));
   }
   if (!(beta_us_per_mb > 0.0) || beta_us_per_mb > 1e300) {
-    throw UserError(file, field, "bandwidth must be positive and finite (beta " +
-                                     std::to_string(beta_us_per_mb) + " us/MB)");
+    throw UserError(file, field,
+                    "bandwidth must be positive and finite (beta " +
+                        std::to_string(beta_us_per_mb) + " us/MB)");
   }
 }
 
@@ -198,8 +197,8 @@ void validate_links(const Topology& t, const std::string& file) {
     validate_rank(t, file, at("links", i, "dst"), l.dst);
     if (l.src == l.dst) throw UserError(file, at("links", i), "link from a rank to itself");
     if (l.lanes <= 0) {
-      throw UserError(file, at("links", i, "lanes"), "must be >= 1, got " +
-                                                         std::to_string(l.lanes));
+      throw UserError(file, at("links", i, "lanes"),
+                      "must be >= 1, got " + std::to_string(l.lanes));
     }
     validate_cost(file, at("links", i), l.alpha_us, l.beta_us_per_mb);
     if (!seen.insert({l.src, l.dst}).second) {
@@ -267,8 +266,8 @@ void validate_reachability(const Topology& t, const std::string& file) {
       if (!search.reached(r)) {
         const bool fwd = graph == &forward;
         throw UserError(file, "links",
-                        "rank " + std::to_string(r) + (fwd ? " is unreachable from rank 0"
-                                                           : " cannot reach rank 0"));
+                        "rank " + std::to_string(r) +
+                            (fwd ? " is unreachable from rank 0" : " cannot reach rank 0"));
       }
     }
   }
@@ -287,8 +286,8 @@ void validate(const Topology& t, const std::string& file) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Topology& t) {
-  os << "Topology " << t.name << ": " << t.num_ranks << " ranks, " << t.nodes.size()
-     << " nodes, " << t.links.size() << " links, " << t.switches.size() << " switches\n";
+  os << "Topology " << t.name << ": " << t.num_ranks << " ranks, " << t.nodes.size() << " nodes, "
+     << t.links.size() << " links, " << t.switches.size() << " switches\n";
   for (const Link& l : t.links) {
     os << "  link " << l.src << " -> " << l.dst << " lanes=" << l.lanes << " alpha=" << l.alpha_us
        << "us beta=" << l.beta_us_per_mb << "us/MB " << l.kind << "\n";

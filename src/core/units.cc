@@ -57,7 +57,8 @@ std::vector<int64_t> parse_byte_list(const std::string& text, const std::string&
   const int64_t last = parse_bytes(parts[1], field);
   const int64_t factor = parts.size() == 3 ? parse_bytes(parts[2], field) : 4;
   if (first <= 0 || last < first || factor < 2) {
-    throw UserError("", field, "range '" + text + "' must go up from a positive size by a factor >= 2");
+    throw UserError("", field,
+                    "range '" + text + "' must go up from a positive size by a factor >= 2");
   }
   for (int64_t size = first; size <= last; size *= factor) {
     sizes.push_back(size);

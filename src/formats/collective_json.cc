@@ -89,8 +89,8 @@ Collective collective_from_json(const Json& json, const std::string& file) {
     Collective expected = make_collective(c.kind, c.num_ranks, c.chunks_per_rank, c.root);
     expected.name = c.name;
     if (!(expected == c)) {
-      r.fail("kind", "the chunks and buffer sizes do not match the built-in " +
-                         to_string(c.kind) + " (use \"kind\": \"custom\" for a custom relation)");
+      r.fail("kind", "the chunks and buffer sizes do not match the built-in " + to_string(c.kind) +
+                         " (use \"kind\": \"custom\" for a custom relation)");
     }
   }
   return c;
@@ -100,12 +100,12 @@ Collective read_collective_file(const std::string& path) {
   return collective_from_json(read_json_file(path), path);
 }
 
-Collective resolve_collective(const std::string& name_or_path, int num_ranks,
-                              int chunks_per_rank, int root) {
+Collective resolve_collective(const std::string& name_or_path, int num_ranks, int chunks_per_rank,
+                              int root) {
   std::error_code ec;
   const bool is_file = std::filesystem::is_regular_file(name_or_path, ec);
-  const bool json_suffix = name_or_path.size() > 5 &&
-                           name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
+  const bool json_suffix =
+      name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
   if (is_file || json_suffix) {
     Collective c = read_collective_file(name_or_path);
     if (c.num_ranks != num_ranks) {
@@ -123,7 +123,8 @@ Collective resolve_collective(const std::string& name_or_path, int num_ranks,
   }
   std::string key;
   for (char ch : name_or_path) {
-    if (ch != '_' && ch != '-') key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (ch != '_' && ch != '-')
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   }
   if (key == "alltonext") return make_alltonext(num_ranks, chunks_per_rank);
   if (key == "custom") {

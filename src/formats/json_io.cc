@@ -58,8 +58,10 @@ void JsonReader::require_header(const std::string& format, int max_version) cons
   if (got != format) fail("format", "expected \"" + format + "\", got \"" + got + "\"");
   const int version = get_int("version");
   if (version < 1 || version > max_version) {
-    fail("version", "version " + std::to_string(version) + " is not supported (this ccsynth "
-                    "reads 1.." + std::to_string(max_version) + ")");
+    fail("version", "version " + std::to_string(version) +
+                        " is not supported (this ccsynth "
+                        "reads 1.." +
+                        std::to_string(max_version) + ")");
   }
 }
 

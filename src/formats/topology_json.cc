@@ -10,9 +10,12 @@ constexpr const char* kFormat = "ccsynth-topology";
 constexpr int kVersion = 1;
 
 Json link_to_json(const Link& l) {
-  return Json{{"src", l.src},           {"dst", l.dst},
-              {"lanes", l.lanes},       {"alpha_us", l.alpha_us},
-              {"beta_us_per_mb", l.beta_us_per_mb}, {"kind", l.kind}};
+  return Json{{"src", l.src},
+              {"dst", l.dst},
+              {"lanes", l.lanes},
+              {"alpha_us", l.alpha_us},
+              {"beta_us_per_mb", l.beta_us_per_mb},
+              {"kind", l.kind}};
 }
 
 // "port_group" only when some ranks share a port, so documents without it round-trip exactly.
@@ -35,7 +38,8 @@ std::vector<int> int_array(const Json& value, const JsonReader& reader, const st
   for (size_t i = 0; i < value.size(); ++i) {
     const Json& v = value[i];
     if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX) {
-      reader.fail(key, "element " + std::to_string(i) + " is not an integer " + what + ": " + v.dump());
+      reader.fail(key,
+                  "element " + std::to_string(i) + " is not an integer " + what + ": " + v.dump());
     }
     out.push_back(v.get<int>());
   }
@@ -64,7 +68,8 @@ Switch switch_from_json(const JsonReader& r) {
   s.alpha_us = r.get_double("alpha_us");
   s.port_beta_us_per_mb = r.get_double("port_beta_us_per_mb");
   s.kind = r.get_string("kind", "switch");
-  if (r.has("port_group")) s.port_group = int_array(r.get_array("port_group"), r, "port_group", "port id");
+  if (r.has("port_group"))
+    s.port_group = int_array(r.get_array("port_group"), r, "port_group", "port id");
   return s;
 }
 
@@ -75,8 +80,12 @@ Json topology_to_json(const Topology& t) {
   for (const Link& l : t.links) links.push_back(link_to_json(l));
   Json switches = Json::array();
   for (const Switch& s : t.switches) switches.push_back(switch_to_json(s));
-  return Json{{"format", kFormat}, {"version", kVersion},   {"name", t.name},
-              {"ranks", t.num_ranks}, {"nodes", t.nodes}, {"links", std::move(links)},
+  return Json{{"format", kFormat},
+              {"version", kVersion},
+              {"name", t.name},
+              {"ranks", t.num_ranks},
+              {"nodes", t.nodes},
+              {"links", std::move(links)},
               {"switches", std::move(switches)}};
 }
 

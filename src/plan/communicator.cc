@@ -11,8 +11,7 @@ namespace ccsynth::plan {
 
 namespace {
 
-std::optional<Program> builtin_program(CollectiveKind kind, int num_ranks, int root,
-                                       bool inplace) {
+std::optional<Program> builtin_program(CollectiveKind kind, int num_ranks, int root, bool inplace) {
   const Topology ring = topologies::make_builtin("ring:" + std::to_string(num_ranks));
   const Collective c = make_collective(kind, num_ranks, 1, root);
   for (synth::BaselineKind b : {synth::BaselineKind::kRing, synth::BaselineKind::kChain}) {

@@ -64,7 +64,8 @@ void keep_faster(std::optional<Evaluated>& best, Evaluated&& variant) {
     std::swap(best->options, variant.options);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (variant.results[i].time_us < best->results[i].time_us) best->results[i] = variant.results[i];
+    if (variant.results[i].time_us < best->results[i].time_us)
+      best->results[i] = variant.results[i];
   }
 }
 
@@ -82,8 +83,8 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   checked.options = base;
   checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
   if (!checked.algorithm_report.ok()) return checked;
-  const std::vector<double> bounds = o.sizes.empty() ? std::vector<double>{}
-                                                     : bounds_at(o, algorithm.collective);
+  const std::vector<double> bounds =
+      o.sizes.empty() ? std::vector<double>{} : bounds_at(o, algorithm.collective);
   std::optional<Evaluated> best;
   std::optional<UserError> last_failure;
   for (const int instances : space.instances) {

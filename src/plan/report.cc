@@ -74,8 +74,16 @@ std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
       if (i >= evaluated[k]->results.size()) continue;
       const SizedResult& r = evaluated[k]->results[i];
       if (row.best >= 0 && r.time_us >= row.time_us) continue;
-      row = {r.bytes, static_cast<int>(k), r.instances, r.fused, r.schedule_order, r.time_us,
-             r.busbw_gbps, r.lower_bound_us, r.ratio_to_bound(), 0};
+      row = {r.bytes,
+             static_cast<int>(k),
+             r.instances,
+             r.fused,
+             r.schedule_order,
+             r.time_us,
+             r.busbw_gbps,
+             r.lower_bound_us,
+             r.ratio_to_bound(),
+             0};
     }
     if (ring >= 0 && i < evaluated[ring]->results.size() && row.time_us > 0) {
       row.speedup_vs_ring = evaluated[ring]->results[i].time_us / row.time_us;
@@ -140,8 +148,9 @@ std::string results_table(const std::vector<std::string>& names,
     return b.instances > 1 || !b.fused || b.schedule_order;
   });
   if (variants) {
-    out += "(best: \"xN\" compiled with N instances, \"nf\" without fusion, \"so\" in the "
-           "schedule's start-time order)\n";
+    out +=
+        "(best: \"xN\" compiled with N instances, \"nf\" without fusion, \"so\" in the "
+        "schedule's start-time order)\n";
   }
   return out;
 }

@@ -164,7 +164,8 @@ void run_direct(CollectiveKind kind, const std::vector<const void*>& send,
   auto dst = [&](size_t r, size_t offset) { return static_cast<std::byte*>(recv[r]) + offset; };
   auto reduce_all = [&](size_t offset, std::vector<std::byte>& acc) {
     acc.assign(src(0, offset), src(0, offset) + block);
-    for (size_t r = 1; r < n; ++r) detail::reduce(dtype, op, acc.data(), acc.data(), src(r, offset), count);
+    for (size_t r = 1; r < n; ++r)
+      detail::reduce(dtype, op, acc.data(), acc.data(), src(r, offset), count);
   };
   std::vector<std::byte> acc;
   switch (kind) {
@@ -198,7 +199,8 @@ void run_direct(CollectiveKind kind, const std::vector<const void*>& send,
       std::vector<std::vector<std::byte>> copy(n);  // in-place calls overwrite their input
       for (size_t q = 0; q < n; ++q) copy[q].assign(src(q, 0), src(q, 0) + n * block);
       for (size_t r = 0; r < n; ++r) {
-        for (size_t q = 0; q < n; ++q) std::memcpy(dst(r, q * block), copy[q].data() + r * block, block);
+        for (size_t q = 0; q < n; ++q)
+          std::memcpy(dst(r, q * block), copy[q].data() + r * block, block);
       }
       return;
     }

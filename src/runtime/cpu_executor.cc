@@ -90,7 +90,8 @@ int slices_per_chunk(Protocol protocol, int64_t chunk_elems, DataType dtype,
                   : protocol == Protocol::kLL128 ? kLL128SliceBytes
                                                  : kSimpleSliceBytes;
   }
-  const int64_t max_elems = std::max<int64_t>(1, slice_bytes / static_cast<int64_t>(size_of(dtype)));
+  const int64_t max_elems =
+      std::max<int64_t>(1, slice_bytes / static_cast<int64_t>(size_of(dtype)));
   return static_cast<int>(std::min<int64_t>((chunk_elems + max_elems - 1) / max_elems, 1 << 30));
 }
 
@@ -194,7 +195,8 @@ struct CpuExecutor::Impl {
     std::map<std::tuple<int, int, int>, int> index;
     for (int r = 0; r < num_ranks; ++r) {
       const GpuProgram& gpu = program.gpus[r];
-      if (gpu.rank != r) bad("gpu[" + std::to_string(r) + "]", "gpu id is " + std::to_string(gpu.rank));
+      if (gpu.rank != r)
+        bad("gpu[" + std::to_string(r) + "]", "gpu id is " + std::to_string(gpu.rank));
       first_tb.push_back(static_cast<int>(tbs.size()));
       for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
         const Threadblock& tb = gpu.threadblocks[t];
@@ -241,15 +243,14 @@ struct CpuExecutor::Impl {
       if (c.sender >= 0 && c.receiver < 0) {
         bad("gpu[" + std::to_string(c.src) + "]/tb[" + std::to_string(tbs[c.sender].id) + "]",
             "sends to rank " + std::to_string(c.dst) + " on channel " + std::to_string(c.channel) +
-                " but no threadblock of rank " + std::to_string(c.dst) +
-                " receives from rank " + std::to_string(c.src) + " on that channel");
+                " but no threadblock of rank " + std::to_string(c.dst) + " receives from rank " +
+                std::to_string(c.src) + " on that channel");
       }
       if (c.receiver >= 0 && c.sender < 0) {
         bad("gpu[" + std::to_string(c.dst) + "]/tb[" + std::to_string(tbs[c.receiver].id) + "]",
             "receives from rank " + std::to_string(c.src) + " on channel " +
-                std::to_string(c.channel) + " but no threadblock of rank " +
-                std::to_string(c.src) + " sends to rank " + std::to_string(c.dst) +
-                " on that channel");
+                std::to_string(c.channel) + " but no threadblock of rank " + std::to_string(c.src) +
+                " sends to rank " + std::to_string(c.dst) + " on that channel");
       }
     }
     scratch.resize(num_ranks);
@@ -263,7 +264,8 @@ struct CpuExecutor::Impl {
       const std::string field = where(state.rank, state.id, s);
       if (step.type != StepType::kNop && step.count < 1) bad(field, "cnt must be at least 1");
       if (sends(step.type) && tb.send_peer < 0) {
-        bad(field, "step '" + to_string(step.type) + "' sends but the threadblock has no send peer");
+        bad(field,
+            "step '" + to_string(step.type) + "' sends but the threadblock has no send peer");
       }
       if (receives(step.type) && tb.recv_peer < 0) {
         bad(field,
@@ -366,10 +368,10 @@ struct CpuExecutor::Impl {
       if (got != step.count) {
         const int slice = static_cast<int>(s.progress / s.num_steps);
         fail("count mismatch: " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) +
-             " (" + to_string(step.type) + ", slice " + std::to_string(slice) + ") receives cnt=" +
-             std::to_string(step.count) + " but the matching send " +
-             where(c.src, tbs[c.sender].id, c.msg_step[c.head]) + " sent cnt=" +
-             std::to_string(got) + " on channel " + std::to_string(c.channel));
+             " (" + to_string(step.type) + ", slice " + std::to_string(slice) +
+             ") receives cnt=" + std::to_string(step.count) + " but the matching send " +
+             where(c.src, tbs[c.sender].id, c.msg_step[c.head]) +
+             " sent cnt=" + std::to_string(got) + " on channel " + std::to_string(c.channel));
         return false;
       }
     }
@@ -426,16 +428,16 @@ struct CpuExecutor::Impl {
       switch (blocked_on(s)) {
         case Block::kDependency: {
           const TbState& dep = dependency(s, step);
-          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) +
-                 " (slice " + std::to_string(slice) + "), which is at step " +
+          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) + " (slice " +
+                 std::to_string(slice) + "), which is at step " +
                  std::to_string(dep.progress % std::max(1, dep.num_steps)) + " of slice " +
                  std::to_string(dep.progress / std::max(1, dep.num_steps)) +
                  (dep.progress >= dep.total ? " (finished)" : "");
           break;
         }
         case Block::kReceive:
-          out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) +
-                 " on channel " + std::to_string(s.tb->channel) + " (no message in the FIFO)";
+          out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) + " on channel " +
+                 std::to_string(s.tb->channel) + " (no message in the FIFO)";
           break;
         case Block::kSend:
           out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
@@ -660,7 +662,8 @@ struct CpuExecutor::Impl {
       workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       workers = std::min(workers, 8);
     }
-    workers = std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
+    workers =
+        std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
     const Clock::time_point start = Clock::now();
     deadline = start + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(std::max(0.0, opts.timeout_s)));

@@ -37,8 +37,8 @@ size_t size_of(DataType type) {
 }
 
 bool is_floating(DataType type) {
-  return type == DataType::kFloat32 || type == DataType::kFloat64 ||
-         type == DataType::kFloat16 || type == DataType::kBFloat16;
+  return type == DataType::kFloat32 || type == DataType::kFloat64 || type == DataType::kFloat16 ||
+         type == DataType::kBFloat16;
 }
 
 std::string to_string(DataType type) {
@@ -117,7 +117,7 @@ uint16_t float_to_half(float value) {
   }
   // 65520 = 65504 + half an ulp: ties to even round it (and everything above) to infinity.
   if (abs >= 0x477ff000u) return sign | 0x7c00u;
-  if (abs < 0x38800000u) {  // below 2^-14: a half subnormal, in units of 2^-24
+  if (abs < 0x38800000u) {                // below 2^-14: a half subnormal, in units of 2^-24
     if (abs <= 0x33000000u) return sign;  // <= 2^-25 rounds (ties to even) to zero
     const uint32_t exponent = abs >> 23;  // 102..112
     const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;

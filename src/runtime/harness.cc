@@ -131,7 +131,7 @@ void fill_random(DataType type, ReduceOp op, std::byte* p, int64_t n, Random& rn
 
 struct Layout {
   std::optional<Collective> collective;
-  int input_chunks = 0;   // of the collective (or inferred)
+  int input_chunks = 0;  // of the collective (or inferred)
   int output_chunks = 0;
   int64_t chunk_elems = 0;
   size_t chunk_bytes = 0;
@@ -208,8 +208,8 @@ Layout make_layout(const Program& program, int64_t bytes, const HarnessOptions& 
       const BufferRef out0 = output_location(*layout.collective, Slot{r, 0}, true);
       const int in_off = in0.buffer == Buffer::kOutput ? in0.index : 0;
       const int out_off = out0.buffer == Buffer::kInput ? out0.index : 0;
-      const int chunks = std::max({layout.input_chunks, layout.output_chunks, in_off + gpu_in,
-                                   out_off + gpu_out});
+      const int chunks =
+          std::max({layout.input_chunks, layout.output_chunks, in_off + gpu_in, out_off + gpu_out});
       layout.storage[r].resize(chunks * layout.chunk_bytes);
       layout.send[r] = layout.storage[r].data() + in_off * layout.chunk_bytes;
       layout.recv[r] = layout.storage[r].data() + out_off * layout.chunk_bytes;
@@ -263,9 +263,9 @@ class Checker {
       if (exact) fold_exact(contributions, folded);
       for (const Slot& s : spec.post) {
         const BufferRef ref = output_location(c_, s, inplace_);
-        const std::byte* got = (ref.buffer == Buffer::kInput ? layout_.send[s.rank]
-                                                             : layout_.recv[s.rank]) +
-                               ref.index * layout_.chunk_bytes;
+        const std::byte* got =
+            (ref.buffer == Buffer::kInput ? layout_.send[s.rank] : layout_.recv[s.rank]) +
+            ref.index * layout_.chunk_bytes;
         if (exact) {
           compare_exact(k, s, got, folded.data(), result);
         } else {
@@ -430,7 +430,8 @@ double measure_memcpy_gbps(int64_t bytes, int iters) {
   for (int i = 0; i < iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
     std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), a.size());
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (s > 0) best = std::max(best, static_cast<double>(bytes) / s / 1e9);
   }
   return best;

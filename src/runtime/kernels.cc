@@ -40,7 +40,8 @@ void reduce_half(void* dst, const void* a, const void* b, size_t n) {
   uint16_t* d = static_cast<uint16_t*>(dst);
   const uint16_t* x = static_cast<const uint16_t*>(a);
   const uint16_t* y = static_cast<const uint16_t*>(b);
-  for (size_t i = 0; i < n; ++i) d[i] = kFromFloat(apply<kOp, float>(kToFloat(x[i]), kToFloat(y[i])));
+  for (size_t i = 0; i < n; ++i)
+    d[i] = kFromFloat(apply<kOp, float>(kToFloat(x[i]), kToFloat(y[i])));
 }
 
 template <ReduceOp kOp>

@@ -36,7 +36,7 @@ struct Resources {
   struct Hub {
     std::vector<int> ranks;
     std::vector<std::vector<int>> ports;  // member ranks per port (Switch::port_members)
-    double bytes_per_us;  // one port, per direction
+    double bytes_per_us;                  // one port, per direction
     double alpha_us;
   };
   std::vector<Edge> links;
@@ -91,7 +91,8 @@ double need_into(const std::vector<ChunkNeed>& chunks, const std::vector<char>& 
                  double chunk_bytes) {
   double need = 0.0;
   for (const ChunkNeed& c : chunks) {
-    const bool dest_inside = std::any_of(c.post.begin(), c.post.end(), [&](int q) { return inside[q]; });
+    const bool dest_inside =
+        std::any_of(c.post.begin(), c.post.end(), [&](int q) { return inside[q]; });
     if (!dest_inside) continue;
     const bool source_outside =
         std::any_of(c.pre.begin(), c.pre.end(), [&](int p) { return !inside[p]; });
@@ -140,8 +141,7 @@ class MaxFlow {
         if (a.cap > 1e-12) visit(a.to);
       }
     };
-    level_ = breadth_first_search(static_cast<int>(graph_.size()), {s},
-                                  for_each_residual_neighbor)
+    level_ = breadth_first_search(static_cast<int>(graph_.size()), {s}, for_each_residual_neighbor)
                  .distance;
     return level_[t] >= 0;
   }
@@ -443,8 +443,7 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, i
   }
   if (bytes < 0) throw UserError("", "size", "size must be >= 0");
   const int n = topology.num_ranks;
-  const double chunk_bytes =
-      static_cast<double>(bytes) / std::max(1, collective.input_chunks);
+  const double chunk_bytes = static_cast<double>(bytes) / std::max(1, collective.input_chunks);
   const Resources res = resources_of(topology, options);
 
   std::vector<ChunkNeed> chunks;

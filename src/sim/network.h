@@ -62,8 +62,8 @@ class Network {
   std::vector<Connection> shortest_path(int src, int dst) const;
 
   const Topology& topology_;
-  std::vector<std::vector<int>> links_from_;     // link indices per src
-  std::vector<std::vector<int>> switches_of_;    // switch indices per rank
+  std::vector<std::vector<int>> links_from_;   // link indices per src
+  std::vector<std::vector<int>> switches_of_;  // switch indices per rank
   std::vector<int> group_first_lane_;
   std::vector<int> group_lanes_;
   std::vector<int> group_free_lanes_;

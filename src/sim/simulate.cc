@@ -104,7 +104,7 @@ struct TbState {
   int64_t total = 0;
   int step = 0;       // progress % num_steps, kept to avoid divisions in the event loop
   int64_t slice = 0;  // progress / num_steps
-  int64_t base = 0;  // id of instance 0 in the instance records
+  int64_t base = 0;   // id of instance 0 in the instance records
   bool busy = false;
   bool waiting_dep = false;
   // A send waiting for lanes: when it became ready, when its local work ends, its cost.
@@ -201,8 +201,8 @@ class Simulator {
   // Slices per chunk: chunks larger than a FIFO slot are cut into slot-sized tiles
   // (MSCCLang sec. 6.2, "Pipelining").
   void plan_slices() {
-    const int chunks = options_.input_chunks > 0 ? options_.input_chunks
-                                                 : infer_input_chunks(program_);
+    const int chunks =
+        options_.input_chunks > 0 ? options_.input_chunks : infer_input_chunks(program_);
     chunk_bytes_ = static_cast<double>(bytes_) / chunks;
     if (options_.num_slices > 0) {
       slices_ = options_.num_slices;
@@ -213,9 +213,8 @@ class Simulator {
           1.0, std::ceil(chunk_bytes_ / static_cast<double>(params_.slice_bytes))));
     }
     slice_bytes_ = chunk_bytes_ / slices_;
-    memory_us_per_byte_ = options_.memory_bandwidth_gbps > 0.0
-                              ? 1.0 / (options_.memory_bandwidth_gbps * 1e3)
-                              : 0.0;
+    memory_us_per_byte_ =
+        options_.memory_bandwidth_gbps > 0.0 ? 1.0 / (options_.memory_bandwidth_gbps * 1e3) : 0.0;
   }
 
   void build_threadblocks() {
@@ -260,8 +259,8 @@ class Simulator {
     out.memory_factor = memory_factor(step.type);
     if (step.dep_tb >= 0) {
       const std::string field = "gpu[" + std::to_string(gpu.rank) + "].tb[" +
-                                std::to_string(tb_index) + "].step[" +
-                                std::to_string(step_index) + "]";
+                                std::to_string(tb_index) + "].step[" + std::to_string(step_index) +
+                                "]";
       if (step.dep_tb >= static_cast<int>(gpu.threadblocks.size()) || step.dep_step < 0 ||
           step.dep_step >= static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size())) {
         throw UserError(program_.name, field, "dependency on a step that does not exist");
@@ -325,8 +324,8 @@ class Simulator {
   }
 
   std::string field_of(const TbState& state, int step) const {
-    std::string out = "gpu[" + std::to_string(state.rank) + "].tb[" +
-                      std::to_string(state.local_id) + "]";
+    std::string out =
+        "gpu[" + std::to_string(state.rank) + "].tb[" + std::to_string(state.local_id) + "]";
     if (step >= 0) out += ".step[" + std::to_string(step) + "]";
     return out;
   }
@@ -365,7 +364,8 @@ class Simulator {
         return;
       }
     }
-    if ((step.flags & kRecvFlag) && conns_[state.recv_conn].arrived <= conns_[state.recv_conn].consumed) {
+    if ((step.flags & kRecvFlag) &&
+        conns_[state.recv_conn].arrived <= conns_[state.recv_conn].consumed) {
       return;  // woken when the message lands
     }
     if ((step.flags & kSendFlag) &&
@@ -466,15 +466,14 @@ class Simulator {
       if (count++ < 4) {
         const int s = static_cast<int>(state.progress % state.num_steps);
         if (!blocked.empty()) blocked += "; ";
-        blocked += field_of(state, s) + " (" +
-                   to_string(steps_[state.first_step + s].type) + ", slice " +
-                   std::to_string(state.progress / state.num_steps) + ")";
+        blocked += field_of(state, s) + " (" + to_string(steps_[state.first_step + s].type) +
+                   ", slice " + std::to_string(state.progress / state.num_steps) + ")";
       }
     }
     if (count > 0) {
-      throw UserError(program_.name, "threadblocks",
-                      "deadlock: " + std::to_string(count) +
-                          " threadblock(s) never finish, e.g. " + blocked);
+      throw UserError(
+          program_.name, "threadblocks",
+          "deadlock: " + std::to_string(count) + " threadblock(s) never finish, e.g. " + blocked);
     }
   }
 

@@ -1,12 +1,12 @@
 #include "ccsynth/solvers/milp.h"
 
-#include <cstdlib>
 #include <coin/CbcEventHandler.hpp>
 #include <coin/CbcModel.hpp>
 #include <coin/CbcStrategy.hpp>
 #include <coin/CoinPackedMatrix.hpp>
 #include <coin/CoinPackedVector.hpp>
 #include <coin/OsiClpSolverInterface.hpp>
+#include <cstdlib>
 
 #include <algorithm>
 #include <chrono>
@@ -88,12 +88,18 @@ double MilpModel::max_violation(const std::vector<double>& values) const {
 
 std::string to_string(MilpStatus status) {
   switch (status) {
-    case MilpStatus::kOptimal: return "optimal";
-    case MilpStatus::kFeasible: return "feasible";
-    case MilpStatus::kTimedOut: return "timed-out";
-    case MilpStatus::kInfeasible: return "infeasible";
-    case MilpStatus::kUnbounded: return "unbounded";
-    case MilpStatus::kError: return "error";
+    case MilpStatus::kOptimal:
+      return "optimal";
+    case MilpStatus::kFeasible:
+      return "feasible";
+    case MilpStatus::kTimedOut:
+      return "timed-out";
+    case MilpStatus::kInfeasible:
+      return "infeasible";
+    case MilpStatus::kUnbounded:
+      return "unbounded";
+    case MilpStatus::kError:
+      return "error";
   }
   return "error";
 }
@@ -192,8 +198,8 @@ MilpResult solve_milp(const MilpModel& model, const MilpOptions& options) {
   CbcStrategyDefault strategy(1, 0, 0, options.log_level);
   cbc.setStrategy(strategy);
 
-  const bool start_ok = !options.mip_start.empty() &&
-                        model.max_violation(options.mip_start) <= 1e-6;
+  const bool start_ok =
+      !options.mip_start.empty() && model.max_violation(options.mip_start) <= 1e-6;
   double start_objective = kInfinity;
   if (start_ok) {
     start_objective = model.evaluate(options.mip_start);

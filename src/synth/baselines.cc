@@ -26,24 +26,28 @@ namespace {
 using CK = CollectiveKind;
 
 constexpr BaselineKind kAllKinds[] = {
-    BaselineKind::kRing, BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
-    BaselineKind::kRhd,  BaselineKind::kDbt,    BaselineKind::kHier,
-    BaselineKind::kTwoStep, BaselineKind::kChain, BaselineKind::kTree,
+    BaselineKind::kRing,    BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
+    BaselineKind::kRhd,     BaselineKind::kDbt,    BaselineKind::kHier,
+    BaselineKind::kTwoStep, BaselineKind::kChain,  BaselineKind::kTree,
 };
 
 // Which collectives each baseline builds (docs/baselines.md has the same table).
 std::vector<CK> supported(BaselineKind kind) {
   switch (kind) {
-    case BaselineKind::kRing: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll};
+    case BaselineKind::kRing:
+      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll};
     case BaselineKind::kDirect:
       return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll,
               CK::kBroadcast, CK::kReduce,        CK::kGather,    CK::kScatter};
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd:
-    case BaselineKind::kHier: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
+    case BaselineKind::kHier:
+      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
     case BaselineKind::kDbt:
-    case BaselineKind::kTree: return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
-    case BaselineKind::kTwoStep: return {CK::kAllToAll};
+    case BaselineKind::kTree:
+      return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
+    case BaselineKind::kTwoStep:
+      return {CK::kAllToAll};
     case BaselineKind::kChain:
       return {CK::kAllReduce, CK::kBroadcast, CK::kReduce, CK::kGather, CK::kScatter};
   }
@@ -58,7 +62,8 @@ Range pair_range(int s, int d, int num_ranks, int chunks) {
   return {(s * num_ranks + d) * chunks, chunks};
 }
 
-Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind, const std::string& name) {
+Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind,
+                          const std::string& name) {
   Algorithm a;
   a.name = name;
   a.topology = t.name;
@@ -158,12 +163,15 @@ Algorithm make_ring(const Collective& c, const Topology& t, const BaselineOption
   const Net net(t);
   const auto rings = choose_rings(c, net, o);
   switch (c.kind) {
-    case CK::kAllGather: return ring_allgather_alg(c, t, rings, false);
-    case CK::kReduceScatter: return invert(ring_allgather_alg(c, t, rings, true));
+    case CK::kAllGather:
+      return ring_allgather_alg(c, t, rings, false);
+    case CK::kReduceScatter:
+      return invert(ring_allgather_alg(c, t, rings, true));
     case CK::kAllReduce:
       return allreduce_from(invert(ring_allgather_alg(c, t, rings, true)),
                             ring_allgather_alg(c, t, rings, false));
-    default: return ring_alltoall(c, t, rings);
+    default:
+      return ring_alltoall(c, t, rings);
   }
 }
 
@@ -234,8 +242,10 @@ Algorithm make_chain(const Collective& c, const Topology& t, const BaselineOptio
   const Net net(t);
   const auto path = net.hamiltonian_path(c.root);
   if (!path) {
-    reject("topology " + t.name + " has no chain (Hamiltonian path over two-way connections) "
-           "from rank " + std::to_string(c.root));
+    reject("topology " + t.name +
+           " has no chain (Hamiltonian path over two-way connections) "
+           "from rank " +
+           std::to_string(c.root));
   }
   if (c.kind == CK::kScatter) return chain_scatter(c, t, *path);
   if (c.kind == CK::kGather) return invert(chain_scatter(c, t, *path));
@@ -276,8 +286,10 @@ Algorithm make_dbt(const Collective& c, const Topology& t, const BaselineOptions
   }
   const auto map = Net(t).embed(n, edges, rooted ? c.root : -1);
   if (!map) {
-    reject("the double binary tree needs two-way connections between tree neighbours, and no "
-           "placement of its ranks on " + t.name + " has them all (try tree or ring)");
+    reject(
+        "the double binary tree needs two-way connections between tree neighbours, and no "
+        "placement of its ranks on " +
+        t.name + " has them all (try tree or ring)");
   }
   std::vector<int> rank_parent_a(n), rank_parent_b(n);
   for (int q = 0; q < n; ++q) {
@@ -285,10 +297,10 @@ Algorithm make_dbt(const Collective& c, const Topology& t, const BaselineOptions
     rank_parent_b[(*map)[q]] = parent_b[q] < 0 ? -1 : (*map)[parent_b[q]];
   }
   const int root_b = (*map)[to_b[0]];
-  return tree_collective(c, t,
-                         {Tree::from_parents((*map)[0], rank_parent_a),
-                          Tree::from_parents(root_b, rank_parent_b)},
-                         o.pipeline_chunks, "dbt");
+  return tree_collective(
+      c, t,
+      {Tree::from_parents((*map)[0], rank_parent_a), Tree::from_parents(root_b, rank_parent_b)},
+      o.pipeline_chunks, "dbt");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,9 +319,12 @@ std::vector<int> hypercube_placement(const Collective& c, const Topology& t) {
       if (i < (i ^ bit)) edges.push_back({i, i ^ bit});
   const auto map = Net(t).embed(n, edges);
   if (!map) {
-    reject("recursive doubling exchanges between ranks whose numbers differ in one bit; no "
-           "placement of the ranks on " + t.name + " has all those pairs linked (try ring or "
-           "direct)");
+    reject(
+        "recursive doubling exchanges between ranks whose numbers differ in one bit; no "
+        "placement of the ranks on " +
+        t.name +
+        " has all those pairs linked (try ring or "
+        "direct)");
   }
   return *map;
 }
@@ -400,14 +415,22 @@ Algorithm make_direct(const Collective& c, const Topology& t) {
     return a;
   };
   switch (c.kind) {
-    case CK::kAllGather: return allgather();
-    case CK::kReduceScatter: return invert(allgather());
-    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
-    case CK::kBroadcast: return broadcast();
-    case CK::kReduce: return invert(broadcast());
-    case CK::kScatter: return scatter();
-    case CK::kGather: return invert(scatter());
-    default: break;
+    case CK::kAllGather:
+      return allgather();
+    case CK::kReduceScatter:
+      return invert(allgather());
+    case CK::kAllReduce:
+      return allreduce_from(invert(allgather()), allgather());
+    case CK::kBroadcast:
+      return broadcast();
+    case CK::kReduce:
+      return invert(broadcast());
+    case CK::kScatter:
+      return scatter();
+    case CK::kGather:
+      return invert(scatter());
+    default:
+      break;
   }
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
   for (int s = 0; s < R; ++s)
@@ -618,7 +641,8 @@ BaselineKind parse_baseline_kind(const std::string& name) {
   const std::string key = lower(name);
   for (BaselineKind k : kAllKinds)
     if (to_string(k) == key) return k;
-  if (key == "recursive-doubling" || key == "recursive_doubling") return BaselineKind::kRecursiveDoubling;
+  if (key == "recursive-doubling" || key == "recursive_doubling")
+    return BaselineKind::kRecursiveDoubling;
   throw UserError("", "algo",
                   "unknown baseline '" + name +
                       "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree)");
@@ -626,22 +650,34 @@ BaselineKind parse_baseline_kind(const std::string& name) {
 
 std::string to_string(BaselineKind kind) {
   switch (kind) {
-    case BaselineKind::kRing: return "ring";
-    case BaselineKind::kDirect: return "direct";
-    case BaselineKind::kRecursiveDoubling: return "rd";
-    case BaselineKind::kRhd: return "rhd";
-    case BaselineKind::kDbt: return "dbt";
-    case BaselineKind::kHier: return "hier";
-    case BaselineKind::kTwoStep: return "twostep";
-    case BaselineKind::kChain: return "chain";
-    case BaselineKind::kTree: return "tree";
+    case BaselineKind::kRing:
+      return "ring";
+    case BaselineKind::kDirect:
+      return "direct";
+    case BaselineKind::kRecursiveDoubling:
+      return "rd";
+    case BaselineKind::kRhd:
+      return "rhd";
+    case BaselineKind::kDbt:
+      return "dbt";
+    case BaselineKind::kHier:
+      return "hier";
+    case BaselineKind::kTwoStep:
+      return "twostep";
+    case BaselineKind::kChain:
+      return "chain";
+    case BaselineKind::kTree:
+      return "tree";
   }
   return "ring";
 }
 
-std::vector<BaselineKind> all_baseline_kinds() { return {std::begin(kAllKinds), std::end(kAllKinds)}; }
+std::vector<BaselineKind> all_baseline_kinds() {
+  return {std::begin(kAllKinds), std::end(kAllKinds)};
+}
 
-std::string baseline_inapplicable_reason(BaselineKind kind, const Collective& c, const Topology& t) {
+std::string baseline_inapplicable_reason(BaselineKind kind, const Collective& c,
+                                         const Topology& t) {
   try {
     make_baseline(kind, c, t);
     return "";
@@ -660,15 +696,31 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
   if (o.pipeline_chunks < 1) reject("pipeline chunks must be >= 1");
   Algorithm a;
   switch (kind) {
-    case BaselineKind::kRing: a = make_ring(c, t, o); break;
-    case BaselineKind::kDirect: a = make_direct(c, t); break;
+    case BaselineKind::kRing:
+      a = make_ring(c, t, o);
+      break;
+    case BaselineKind::kDirect:
+      a = make_direct(c, t);
+      break;
     case BaselineKind::kRecursiveDoubling:
-    case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
-    case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
-    case BaselineKind::kHier: a = make_hier(c, t); break;
-    case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
-    case BaselineKind::kChain: a = make_chain(c, t, o); break;
-    case BaselineKind::kTree: a = make_tree(c, t, o); break;
+    case BaselineKind::kRhd:
+      a = make_recursive(kind, c, t);
+      break;
+    case BaselineKind::kDbt:
+      a = make_dbt(c, t, o);
+      break;
+    case BaselineKind::kHier:
+      a = make_hier(c, t);
+      break;
+    case BaselineKind::kTwoStep:
+      a = make_twostep(c, t);
+      break;
+    case BaselineKind::kChain:
+      a = make_chain(c, t, o);
+      break;
+    case BaselineKind::kTree:
+      a = make_tree(c, t, o);
+      break;
   }
   a.name = to_string(kind) + "_" + c.name;
   a.topology = t.name;
@@ -677,7 +729,8 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
   return a;
 }
 
-std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings, bool bidirectional) {
+std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings,
+                                         bool bidirectional) {
   return Net(topology).rings(max_rings, bidirectional);
 }
 

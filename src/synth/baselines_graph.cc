@@ -93,7 +93,8 @@ namespace {
 // sharing a switch port (Switch::port_group) share its one egress and one ingress use.
 class Capacity {
  public:
-  explicit Capacity(const Topology& t) : t_(t), lanes_(t.num_ranks, std::vector<int>(t.num_ranks, 0)) {
+  explicit Capacity(const Topology& t)
+      : t_(t), lanes_(t.num_ranks, std::vector<int>(t.num_ranks, 0)) {
     for (const Link& l : t.links) lanes_[l.src][l.dst] += l.lanes;
     port_of_.assign(t.switches.size(), std::vector<int>(t.num_ranks, -1));
     egress_.resize(t.switches.size());
@@ -115,7 +116,7 @@ class Capacity {
     std::vector<int> out;
     const int pa = port_of_[s][a], pb = port_of_[s][b];
     if (t_.switches[s].has_shared_ports()) {
-      const int base = 2 * t_.num_ranks * s;  // a switch has at most num_ranks ports
+      const int base = 2 * t_.num_ranks * s;     // a switch has at most num_ranks ports
       out = {base + 2 * pa, base + 2 * pb + 1};  // egress of a's port, ingress of b's
     }
     return out;
@@ -160,13 +161,13 @@ class Capacity {
 
   const Topology& t_;
   std::vector<std::vector<int>> lanes_;
-  std::vector<std::vector<int>> port_of_;          // switch -> rank -> port id, or -1
+  std::vector<std::vector<int>> port_of_;           // switch -> rank -> port id, or -1
   std::vector<std::vector<int>> egress_, ingress_;  // switch -> port -> uses left
 };
 
-constexpr long kPathBudget = 20000;     // DFS expansions per ring/path search (bounds failures)
-constexpr long kEmbedBudget = 200000;   // backtracking steps per embedding search
-constexpr int kNearVariants = 6;        // candidate orders tried without, then with, the far rule
+constexpr long kPathBudget = 20000;    // DFS expansions per ring/path search (bounds failures)
+constexpr long kEmbedBudget = 200000;  // backtracking steps per embedding search
+constexpr int kNearVariants = 6;       // candidate orders tried without, then with, the far rule
 
 // Depth-first search for a Hamiltonian cycle (or path when !close) over `subset` starting at
 // subset[0], over edges `ok(a, b)`. `variant` perturbs the candidate order (Warnsdorff's rule:
@@ -335,7 +336,8 @@ std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
       for (int i = 0; i < m; ++i) cap.take((*ring)[i], (*ring)[(i + 1) % m]);
       if (bidirectional) {
         bool reverse_ok = true;
-        for (int i = 0; i < m && reverse_ok; ++i) reverse_ok = cap.take((*ring)[(i + 1) % m], (*ring)[i]);
+        for (int i = 0; i < m && reverse_ok; ++i)
+          reverse_ok = cap.take((*ring)[(i + 1) % m], (*ring)[i]);
         if (!reverse_ok || (max_rings > 0 && static_cast<int>(found.size()) + 2 > max_rings)) break;
         found.push_back(*ring);
         found.emplace_back(ring->rbegin(), ring->rend());
@@ -386,8 +388,9 @@ Tree Net::bfs_tree(int root, bool sym) const {
   };
   const BfsResult search = breadth_first_search(n_, {root}, for_each_successor);
   for (int v = 0; v < n_; ++v) {
-    if (!search.reached(v)) reject("rank " + std::to_string(v) + " is not reachable from rank " +
-                                   std::to_string(root) + (sym ? " over two-way connections" : ""));
+    if (!search.reached(v))
+      reject("rank " + std::to_string(v) + " is not reachable from rank " + std::to_string(root) +
+             (sym ? " over two-way connections" : ""));
   }
   return Tree::from_parents(root, search.parent);
 }
@@ -416,7 +419,8 @@ Tree Net::binary_spanning_tree(int root) const {
     for (int v = 0; v < n_ && best_v < 0; ++v) {
       if (parent[v] != -2) continue;
       for (int u = 0; u < n_; ++u) {
-        if (parent[u] != -2 && linked(u, v) && (best_u < 0 || fanout[u] < fanout[best_u])) best_u = u;
+        if (parent[u] != -2 && linked(u, v) && (best_u < 0 || fanout[u] < fanout[best_u]))
+          best_u = u;
       }
       if (best_u >= 0) best_v = v;
     }

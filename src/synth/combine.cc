@@ -15,13 +15,20 @@ namespace {
 // The collective whose algorithms are the inverses of `kind`'s (SCCL sec. 3.5).
 CollectiveKind inverse_kind(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather: return CollectiveKind::kReduceScatter;
-    case CollectiveKind::kReduceScatter: return CollectiveKind::kAllGather;
-    case CollectiveKind::kBroadcast: return CollectiveKind::kReduce;
-    case CollectiveKind::kReduce: return CollectiveKind::kBroadcast;
-    case CollectiveKind::kGather: return CollectiveKind::kScatter;
-    case CollectiveKind::kScatter: return CollectiveKind::kGather;
-    default: break;
+    case CollectiveKind::kAllGather:
+      return CollectiveKind::kReduceScatter;
+    case CollectiveKind::kReduceScatter:
+      return CollectiveKind::kAllGather;
+    case CollectiveKind::kBroadcast:
+      return CollectiveKind::kReduce;
+    case CollectiveKind::kReduce:
+      return CollectiveKind::kBroadcast;
+    case CollectiveKind::kGather:
+      return CollectiveKind::kScatter;
+    case CollectiveKind::kScatter:
+      return CollectiveKind::kGather;
+    default:
+      break;
   }
   throw UserError("", "collective",
                   "cannot invert a " + to_string(kind) +
@@ -132,9 +139,9 @@ Algorithm allreduce_from(const Algorithm& reducescatter, const Algorithm& allgat
   if (rs.num_ranks != ag.num_ranks || rs.chunks_per_rank != ag.chunks_per_rank) {
     throw UserError("", "allgather",
                     "reducescatter over " + std::to_string(rs.num_ranks) + " ranks x " +
-                        std::to_string(rs.chunks_per_rank) + " chunks does not match allgather over " +
-                        std::to_string(ag.num_ranks) + " ranks x " +
-                        std::to_string(ag.chunks_per_rank) + " chunks");
+                        std::to_string(rs.chunks_per_rank) +
+                        " chunks does not match allgather over " + std::to_string(ag.num_ranks) +
+                        " ranks x " + std::to_string(ag.chunks_per_rank) + " chunks");
   }
   Algorithm out;
   out.name = reducescatter.name + "+" + allgather.name;

@@ -39,9 +39,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 // ---- TACCL -------------------------------------------------------------------------------
 
 nlohmann::json stage_json(const StageReport& s) {
-  return {{"stage", s.name},         {"seconds", s.seconds},       {"status", s.status},
-          {"objective_us", s.objective_us}, {"lower_bound_us", s.lower_bound_us},
-          {"gap", s.gap},             {"variables", s.variables},   {"rows", s.rows},
+  return {{"stage", s.name},
+          {"seconds", s.seconds},
+          {"status", s.status},
+          {"objective_us", s.objective_us},
+          {"lower_bound_us", s.lower_bound_us},
+          {"gap", s.gap},
+          {"variables", s.variables},
+          {"rows", s.rows},
           {"integers", s.integers}};
 }
 
@@ -56,7 +61,8 @@ std::string stage_line(const StageReport& s) {
 SynthResult run_taccl(const Topology& topology, const Collective& collective,
                       const SynthOptions& o) {
   const std::string path = param<std::string>(o, "sketch", "");
-  if (path.empty()) throw UserError("", "sketch", "taccl needs a communication sketch (sketch FILE)");
+  if (path.empty())
+    throw UserError("", "sketch", "taccl needs a communication sketch (sketch FILE)");
   const Sketch sketch = read_sketch_file(path);
   TacclOptions options;
   options.time_limit_s = o.time_limit_s;
@@ -95,9 +101,12 @@ int sccl_chunks(const Collective& c) {
 }
 
 nlohmann::json sccl_stats(const InstanceResult& r, int chunks, int steps, int rounds) {
-  nlohmann::json d = {{"chunks", chunks},           {"steps", steps},
-                      {"rounds", rounds},           {"encode_seconds", r.encode_s},
-                      {"solve_seconds", r.solve_s}, {"variables", r.variables},
+  nlohmann::json d = {{"chunks", chunks},
+                      {"steps", steps},
+                      {"rounds", rounds},
+                      {"encode_seconds", r.encode_s},
+                      {"solve_seconds", r.solve_s},
+                      {"variables", r.variables},
                       {"constraints", r.constraints}};
   if (r.algorithm) d["rounds_per_step"] = r.algorithm->rounds_per_step;
   return d;
@@ -135,8 +144,8 @@ SynthResult run_sccl(const Topology& topology, const Collective& collective,
   const int rounds = given_rounds == 0 ? steps : given_rounds;
   report(o, "sccl: (C=" + std::to_string(chunks) + ", S=" + std::to_string(steps) +
                 ", R=" + std::to_string(rounds) + ") on " + model.name);
-  const InstanceResult r = synthesize_sccl(collective.kind, model, chunks, steps, rounds,
-                                           collective.root, solve);
+  const InstanceResult r =
+      synthesize_sccl(collective.kind, model, chunks, steps, rounds, collective.root, solve);
   out.status = r.status;
   out.algorithm = r.algorithm;
   out.stats = sccl_stats(r, chunks, steps, rounds);
@@ -164,8 +173,8 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
   const auto started = std::chrono::steady_clock::now();
   TacosResult r = synthesize_tacos(topology, collective, options);
   const double seconds = seconds_since(started);
-  report(o, fmt::format("tacos: TEN time {} us, {} transfers, {} replacements, {:.3f} s",
-                       r.time_us, r.transfers, r.replacements, seconds));
+  report(o, fmt::format("tacos: TEN time {} us, {} transfers, {} replacements, {:.3f} s", r.time_us,
+                        r.transfers, r.replacements, seconds));
   SynthResult out;
   out.status = SynthStatus::kFeasible;  // a heuristic: no optimality claim
   out.stats = {{"ten_time_us", r.time_us},
@@ -195,13 +204,13 @@ BaselineOptions baseline_options(const Topology& topology, const SynthOptions& o
   if (flag(o, "bidirectional") && flag(o, "one-way")) {
     throw UserError("", "bidirectional", "bidirectional and one-way exclude each other");
   }
-  options.bidirectional = flag(o, "bidirectional") ||
-                          (!flag(o, "one-way") && nccl_rings(topology).bidirectional);
+  options.bidirectional =
+      flag(o, "bidirectional") || (!flag(o, "one-way") && nccl_rings(topology).bidirectional);
   return options;
 }
 
-SynthResult run_baseline(BaselineKind kind, const Topology& topology,
-                         const Collective& collective, const SynthOptions& o) {
+SynthResult run_baseline(BaselineKind kind, const Topology& topology, const Collective& collective,
+                         const SynthOptions& o) {
   SynthResult out;
   out.status = SynthStatus::kFeasible;
   const BaselineOptions options = baseline_options(topology, o);
@@ -222,23 +231,33 @@ std::vector<SynthParam> baseline_params(BaselineKind kind) {
     case BaselineKind::kChain:
     case BaselineKind::kTree:
     case BaselineKind::kDbt:
-      return {{"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false,
-               true}};
-    default: return {};
+      return {
+          {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true}};
+    default:
+      return {};
   }
 }
 
 std::string baseline_description(BaselineKind kind) {
   switch (kind) {
-    case BaselineKind::kRing: return "NCCL-style rings over every edge-disjoint ring";
-    case BaselineKind::kDirect: return "every rank sends straight to every peer (all-pairs)";
-    case BaselineKind::kRecursiveDoubling: return "recursive doubling";
-    case BaselineKind::kRhd: return "recursive halving-doubling";
-    case BaselineKind::kDbt: return "NCCL's double binary tree";
-    case BaselineKind::kHier: return "hierarchical: inside nodes, across nodes, inside nodes";
-    case BaselineKind::kTwoStep: return "two-step alltoall through a peer of the destination node";
-    case BaselineKind::kChain: return "pipelined chain";
-    case BaselineKind::kTree: return "pipelined binary tree";
+    case BaselineKind::kRing:
+      return "NCCL-style rings over every edge-disjoint ring";
+    case BaselineKind::kDirect:
+      return "every rank sends straight to every peer (all-pairs)";
+    case BaselineKind::kRecursiveDoubling:
+      return "recursive doubling";
+    case BaselineKind::kRhd:
+      return "recursive halving-doubling";
+    case BaselineKind::kDbt:
+      return "NCCL's double binary tree";
+    case BaselineKind::kHier:
+      return "hierarchical: inside nodes, across nodes, inside nodes";
+    case BaselineKind::kTwoStep:
+      return "two-step alltoall through a peer of the destination node";
+    case BaselineKind::kChain:
+      return "pipelined chain";
+    case BaselineKind::kTree:
+      return "pipelined binary tree";
   }
   return "";
 }
@@ -287,8 +306,7 @@ std::vector<Synthesizer> make_registry() {
   sccl.params = {
       {"steps", ParamKind::kInt, "steps S (0 = least-steps mode: smallest S with R = S)", true},
       {"rounds", ParamKind::kInt, "rounds R (0 = same as steps)", true},
-      {"max-steps", ParamKind::kInt, "largest S tried (least-steps mode; default 16)", false,
-       true},
+      {"max-steps", ParamKind::kInt, "largest S tried (least-steps mode; default 16)", false, true},
       {"full-model", ParamKind::kBool,
        "model every link of amdz52 instead of SCCL's ring (SCCL sec. 5.2.2)"}};
   sccl.make_collective = sccl_collective;
@@ -305,8 +323,7 @@ std::vector<Synthesizer> make_registry() {
        "try seeds seed..seed+N-1, keep the fastest (default: 8 up to 256 ranks, then 2048 / "
        "ranks)",
        false, true},
-      {"switch-degree", ParamKind::kInt,
-       "switch unwinding degree d; 0 = auto (default 0)", true},
+      {"switch-degree", ParamKind::kInt, "switch unwinding degree d; 0 = auto (default 0)", true},
       {"pick-window", ParamKind::kInt, "a link sends one of the W oldest needed chunks (default 3)",
        false, true},
       {"no-replacement", ParamKind::kBool, "disable chunk replacement (TACOS sec. IV.F)"}};
@@ -319,10 +336,14 @@ std::vector<Synthesizer> make_registry() {
 
 bool has_type(const nlohmann::json& value, ParamKind kind) {
   switch (kind) {
-    case ParamKind::kInt: return value.is_number_integer();
-    case ParamKind::kDouble: return value.is_number();
-    case ParamKind::kBool: return value.is_boolean();
-    case ParamKind::kString: return value.is_string();
+    case ParamKind::kInt:
+      return value.is_number_integer();
+    case ParamKind::kDouble:
+      return value.is_number();
+    case ParamKind::kBool:
+      return value.is_boolean();
+    case ParamKind::kString:
+      return value.is_string();
   }
   return false;
 }
@@ -342,10 +363,14 @@ void check_param(const Synthesizer& method, const SynthParam& p, const nlohmann:
 
 std::string to_string(ParamKind kind) {
   switch (kind) {
-    case ParamKind::kInt: return "int";
-    case ParamKind::kDouble: return "number";
-    case ParamKind::kBool: return "flag";
-    case ParamKind::kString: return "string";
+    case ParamKind::kInt:
+      return "int";
+    case ParamKind::kDouble:
+      return "number";
+    case ParamKind::kBool:
+      return "flag";
+    case ParamKind::kString:
+      return "string";
   }
   return "int";
 }
@@ -382,8 +407,8 @@ void check_params(const Synthesizer& method, const nlohmann::json& params) {
   }
 }
 
-Collective collective_for(const Synthesizer& method, const Topology& topology,
-                          CollectiveKind kind, int chunks, int root) {
+Collective collective_for(const Synthesizer& method, const Topology& topology, CollectiveKind kind,
+                          int chunks, int root) {
   if (chunks < 0) throw UserError("", "chunks", "must be >= 0 (0 = the method's default)");
   if (chunks == 0) chunks = method.default_chunks ? method.default_chunks(topology, kind) : 1;
   return method.make_collective ? method.make_collective(kind, topology.num_ranks, chunks, root)

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/synth/combine.h"
 
 namespace ccsynth::synth {
@@ -26,8 +27,7 @@ double seconds_since(Clock::time_point t) {
 
 // Paper C per core chunk: alltoall and allreduce count P core chunks per rank as one C unit.
 int chunk_unit(CollectiveKind kind, int num_ranks) {
-  return (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllReduce) ? num_ranks
-                                                                                     : 1;
+  return (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllReduce) ? num_ranks : 1;
 }
 
 // The non-combining collective whose algorithms (on the reversed model for inversions) give
@@ -35,9 +35,12 @@ int chunk_unit(CollectiveKind kind, int num_ranks) {
 CollectiveKind synthesis_kind(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllReduce: return CollectiveKind::kAllGather;
-    case CollectiveKind::kReduce: return CollectiveKind::kBroadcast;
-    default: return kind;
+    case CollectiveKind::kAllReduce:
+      return CollectiveKind::kAllGather;
+    case CollectiveKind::kReduce:
+      return CollectiveKind::kBroadcast;
+    default:
+      return kind;
   }
 }
 
@@ -160,8 +163,8 @@ Topology amd_z52_ring_topology() {
     const int a = ring[i], b = ring[(i + 1) % ring.size()];
     // PCIe 4.0 x16 (~27 GB/s) joins the islands at 1-3 and 5-7, xGMI (~33 GB/s) elsewhere;
     // SCCL gives both the same beta (sec. 5.2.2).
-    const bool pcie = std::min(a, b) * 10 + std::max(a, b) == 13 ||
-                      std::min(a, b) * 10 + std::max(a, b) == 57;
+    const bool pcie =
+        std::min(a, b) * 10 + std::max(a, b) == 13 || std::min(a, b) * 10 + std::max(a, b) == 57;
     for (auto [s, d] : {std::pair{a, b}, std::pair{b, a}}) {
       Link link;
       link.src = s;
@@ -189,8 +192,8 @@ Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int r
   if (chunks < 1 || chunks % unit != 0) {
     throw UserError("", "chunks",
                     "SCCL's C for " + to_string(kind) + " on " + std::to_string(num_ranks) +
-                        " ranks must be a positive multiple of " + std::to_string(unit) +
-                        ", got " + std::to_string(chunks));
+                        " ranks must be a positive multiple of " + std::to_string(unit) + ", got " +
+                        std::to_string(chunks));
   }
   return make_collective(kind, num_ranks, chunks / unit, root);
 }
@@ -342,8 +345,10 @@ Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& mode
   for (const auto& in_set : sets) {
     int64_t need = 0;  // chunks with a post rank in X and no pre rank in X (SCCL sec. 2.4)
     for (int k = 0; k < c.num_chunks(); ++k) {
-      const bool has_pre = std::any_of(pre[k].begin(), pre[k].end(), [&](int r) { return in_set[r]; });
-      const bool needs = std::any_of(post[k].begin(), post[k].end(), [&](int r) { return in_set[r]; });
+      const bool has_pre =
+          std::any_of(pre[k].begin(), pre[k].end(), [&](int r) { return in_set[r]; });
+      const bool needs =
+          std::any_of(post[k].begin(), post[k].end(), [&](int r) { return in_set[r]; });
       if (needs && !has_pre) ++need;
     }
     if (need == 0) continue;
@@ -372,8 +377,7 @@ ParetoResult synthesize_sccl_pareto(CollectiveKind kind, const BandwidthModel& m
   const Ratio bl = result.bandwidth_bound;
   const int P = model.num_ranks;
   const int unit = chunk_unit(kind, P);
-  const int max_steps =
-      options.max_steps > 0 ? options.max_steps : result.latency_bound + 16;
+  const int max_steps = options.max_steps > 0 ? options.max_steps : result.latency_bound + 16;
   std::optional<Ratio> best;
   bool timed_out = false;
   bool done = false;

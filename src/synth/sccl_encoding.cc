@@ -21,12 +21,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/solvers/smt.h"
 #include "ccsynth/synth/sccl.h"
 
@@ -44,26 +44,14 @@ double seconds_since(Clock::time_point t) {
 
 constexpr int kFar = 1 << 20;
 
-// Multi-source BFS over directed edges (forward or backward).
+// Multi-source hop distances over directed edges (forward or backward); kFar where
+// unreachable.
 std::vector<int> bfs(int num_ranks, const std::vector<std::vector<int>>& adjacency,
                      const std::vector<int>& sources) {
-  std::vector<int> dist(num_ranks, kFar);
-  std::deque<int> queue;
-  for (int s : sources) {
-    if (dist[s] != 0) {
-      dist[s] = 0;
-      queue.push_back(s);
-    }
-  }
-  while (!queue.empty()) {
-    const int u = queue.front();
-    queue.pop_front();
-    for (int v : adjacency[u]) {
-      if (dist[v] == kFar) {
-        dist[v] = dist[u] + 1;
-        queue.push_back(v);
-      }
-    }
+  std::vector<int> dist = breadth_first_search(adjacency, sources).distance;
+  dist.resize(num_ranks, -1);
+  for (int& d : dist) {
+    if (d < 0) d = kFar;
   }
   return dist;
 }
@@ -161,8 +149,7 @@ class Encoding {
         for (int s = 1; s <= S_; ++s) {
           if (from_pre[n] > s - 1) continue;  // n cannot hold c before step s
           if (options_.prune_relays && to_missing[m] > S_ - s) continue;  // useless delivery
-          index_[(static_cast<size_t>(c) * E_ + e) * S_ + (s - 1)] =
-              static_cast<int>(vars_.size());
+          index_[(static_cast<size_t>(c) * E_ + e) * S_ + (s - 1)] = static_cast<int>(vars_.size());
           vars_.push_back(model_.add_bool("x_" + std::to_string(c) + "_" + std::to_string(n) + "_" +
                                           std::to_string(m) + "_" + std::to_string(s)));
         }

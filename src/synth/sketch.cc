@@ -15,28 +15,38 @@ using Json = nlohmann::json;
 
 std::string to_string(IntranodeStrategy strategy) {
   switch (strategy) {
-    case IntranodeStrategy::kNone: return "none";
-    case IntranodeStrategy::kSwitch: return "switch";
-    case IntranodeStrategy::kMinMax: return "minmax";
-    case IntranodeStrategy::kMaxMin: return "maxmin";
+    case IntranodeStrategy::kNone:
+      return "none";
+    case IntranodeStrategy::kSwitch:
+      return "switch";
+    case IntranodeStrategy::kMinMax:
+      return "minmax";
+    case IntranodeStrategy::kMaxMin:
+      return "maxmin";
   }
   return "none";
 }
 
 std::string to_string(SwitchPolicy policy) {
   switch (policy) {
-    case SwitchPolicy::kFree: return "free";
-    case SwitchPolicy::kUcMin: return "uc-min";
-    case SwitchPolicy::kUcMax: return "uc-max";
+    case SwitchPolicy::kFree:
+      return "free";
+    case SwitchPolicy::kUcMin:
+      return "uc-min";
+    case SwitchPolicy::kUcMax:
+      return "uc-max";
   }
   return "free";
 }
 
 std::string to_string(InternodeConn conn) {
   switch (conn) {
-    case InternodeConn::kMap: return "map";
-    case InternodeConn::kFullyConnected: return "fully-connected";
-    case InternodeConn::kDirectMap: return "direct-map";
+    case InternodeConn::kMap:
+      return "map";
+    case InternodeConn::kFullyConnected:
+      return "fully-connected";
+    case InternodeConn::kDirectMap:
+      return "direct-map";
   }
   return "map";
 }
@@ -129,7 +139,8 @@ IntranodeSketch parse_intranode(const Json& j, const Ctx& ctx) {
   reject_unknown(j, ctx, {"strategy", "switches", "switch_hyperedge_strategy"});
   IntranodeSketch out;
   const std::string strategy = j.value("strategy", std::string("none"));
-  if (j.contains("strategy") && !j["strategy"].is_string()) ctx.fail("strategy", "must be a string");
+  if (j.contains("strategy") && !j["strategy"].is_string())
+    ctx.fail("strategy", "must be a string");
   if (strategy == "none") {
     out.strategy = IntranodeStrategy::kNone;
   } else if (strategy == "switch") {
@@ -174,8 +185,8 @@ IntranodeSketch parse_intranode(const Json& j, const Ctx& ctx) {
     if (out.policies.size() == 1) out.policies.resize(out.switches.size(), out.policies[0]);
   } else {
     if (!out.switches.empty()) {
-      ctx.fail("switches", "only strategy \"switch\" takes switches (strategy is \"" + strategy +
-                               "\")");
+      ctx.fail("switches",
+               "only strategy \"switch\" takes switches (strategy is \"" + strategy + "\")");
     }
     if (!out.policies.empty()) {
       ctx.fail("switch_hyperedge_strategy",
@@ -196,8 +207,8 @@ void parse_internode_conn(const Json& j, const Ctx& ctx, InternodeSketch& out) {
     } else if (s == "direct-map") {
       out.conn = InternodeConn::kDirectMap;
     } else {
-      ctx.fail("internode_conn", "unknown connection '" + s +
-                                     "' (a map, \"fully-connected\" or \"direct-map\")");
+      ctx.fail("internode_conn",
+               "unknown connection '" + s + "' (a map, \"fully-connected\" or \"direct-map\")");
     }
   } else {
     out.conn = InternodeConn::kMap;
@@ -242,8 +253,9 @@ void check_relay_fields(const InternodeSketch& out, const Ctx& ctx) {
   }
   for (const auto& [sender, split] : out.beta_split) {
     if (!is_sender(sender)) {
-      ctx.child("beta_split").fail(std::to_string(sender),
-                                   "GPU " + std::to_string(sender) + " is not an inter-node sender");
+      ctx.child("beta_split")
+          .fail(std::to_string(sender),
+                "GPU " + std::to_string(sender) + " is not an inter-node sender");
     }
   }
   if (out.chunk_to_relay_map && !out.sender_rev_map.empty()) {
@@ -251,10 +263,10 @@ void check_relay_fields(const InternodeSketch& out, const Ctx& ctx) {
     for (const auto& [sender, gpus] : out.sender_rev_map) {
       for (int gpu : gpus) {
         if ((gpu / r1) * r1 + r2 != sender) {
-          ctx.fail("chunk_to_relay_map",
-                   "sends GPU " + std::to_string(gpu) + "'s chunks via GPU " +
-                       std::to_string((gpu / r1) * r1 + r2) +
-                       " but gpus_to_sender_rev_map says GPU " + std::to_string(sender));
+          ctx.fail("chunk_to_relay_map", "sends GPU " + std::to_string(gpu) + "'s chunks via GPU " +
+                                             std::to_string((gpu / r1) * r1 + r2) +
+                                             " but gpus_to_sender_rev_map says GPU " +
+                                             std::to_string(sender));
         }
       }
     }

@@ -20,8 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // problem: chunk j's allgather starts at its owner once every reduction into the owner arrived.
 std::vector<Transfer> allreduce_transfers(const std::vector<Transfer>& reduce_trees,
                                           const std::vector<Transfer>& allgather,
-                                          const LogicalTopology& logical,
-                                          const Collective& base) {
+                                          const LogicalTopology& logical, const Collective& base) {
   std::vector<Transfer> out = invert_transfers(reduce_trees, logical);
   const int offset = static_cast<int>(out.size());
   std::map<std::pair<int, int>, std::vector<int>> reduced_into;  // (chunk, rank) -> transfers
@@ -94,7 +93,8 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
     case CollectiveKind::kAllReduce:
       transfers = allreduce_transfers(backward.transfers, forward.transfers, logical, base);
       break;
-    default: transfers = forward.transfers;
+    default:
+      transfers = forward.transfers;
   }
   const Ordering ordering = order_transfers(transfers, logical, sketch, result.chunk_bytes, options,
                                             transfer_symmetries(transfers, logical, base));
@@ -113,8 +113,8 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
     result.stages.push_back(scheduling_report);
   }
   result.makespan_us = schedule.makespan_us;
-  const std::string name = "taccl-" + to_string(kind) + "-" +
-                           (sketch.name.empty() ? "sketch" : sketch.name);
+  const std::string name =
+      "taccl-" + to_string(kind) + "-" + (sketch.name.empty() ? "sketch" : sketch.name);
   result.algorithm = to_algorithm(transfers, schedule, target, name, topology.name);
   result.status = overall_status(result.stages);
   return result;

@@ -33,7 +33,8 @@ inline void report_milp_stage(StageReport* report, const std::string& name,
   report->seconds = result.seconds;
   report->status = solvers::to_string(result.status);
   report->gap = result.has_solution ? result.gap : 0.0;
-  report->lower_bound_us = std::isfinite(result.best_bound) ? std::max(result.best_bound, 0.0) : 0.0;
+  report->lower_bound_us =
+      std::isfinite(result.best_bound) ? std::max(result.best_bound, 0.0) : 0.0;
   report->variables = model.num_vars();
   report->rows = model.num_rows();
   report->integers = model.num_integer();

@@ -37,8 +37,10 @@ namespace {
 bool internode_kept(const InternodeSketch& in, int from, int to) {
   if (!in.present) return true;
   switch (in.conn) {
-    case InternodeConn::kFullyConnected: return true;
-    case InternodeConn::kDirectMap: return from == to;
+    case InternodeConn::kFullyConnected:
+      return true;
+    case InternodeConn::kDirectMap:
+      return from == to;
     case InternodeConn::kMap: {
       auto it = in.conn_map.find(from);
       return it != in.conn_map.end() &&
@@ -52,9 +54,12 @@ bool internode_kept(const InternodeSketch& in, int from, int to) {
 bool intranode_kept(const IntranodeSketch& in, int a, int b, int& hyperedge) {
   hyperedge = -1;
   switch (in.strategy) {
-    case IntranodeStrategy::kNone: return true;
+    case IntranodeStrategy::kNone:
+      return true;
     case IntranodeStrategy::kMinMax:
-    case IntranodeStrategy::kMaxMin: hyperedge = 0; return true;
+    case IntranodeStrategy::kMaxMin:
+      hyperedge = 0;
+      return true;
     case IntranodeStrategy::kSwitch:
       for (size_t i = 0; i < in.switches.size(); ++i) {
         const auto& sw = in.switches[i];
@@ -109,7 +114,9 @@ void check_connected(const LogicalTopology& lt, const Sketch& sketch) {
 }
 
 bool same_cost(const LogicalLink& a, const LogicalLink& b) {
-  auto close = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x)); };
+  auto close = [](double x, double y) {
+    return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(x));
+  };
   return close(a.alpha_us, b.alpha_us) && close(a.beta_us_per_mb, b.beta_us_per_mb) &&
          a.lanes == b.lanes && a.internode == b.internode;
 }
@@ -123,11 +130,12 @@ void check_symmetry(const LogicalTopology& lt, const Sketch& sketch) {
       const LogicalLink& l = lt.links[i];
       const int j = lt.find(g[l.src], g[l.dst]);
       if (j < 0 || !same_cost(l, lt.links[j]) || policy(l) != policy(lt.links[j])) {
-        throw UserError(sketch.file, "symmetry_offsets",
-                        "not a symmetry of the logical topology: link " + std::to_string(l.src) +
-                            "->" + std::to_string(l.dst) + " maps to " + std::to_string(g[l.src]) +
-                            "->" + std::to_string(g[l.dst]) +
-                            (j < 0 ? ", which the sketch does not keep" : ", which costs differently"));
+        throw UserError(
+            sketch.file, "symmetry_offsets",
+            "not a symmetry of the logical topology: link " + std::to_string(l.src) + "->" +
+                std::to_string(l.dst) + " maps to " + std::to_string(g[l.src]) + "->" +
+                std::to_string(g[l.dst]) +
+                (j < 0 ? ", which the sketch does not keep" : ", which costs differently"));
       }
       if (!l.internode) continue;
       for (int s = 0; s < lt.num_ranks; ++s) {
@@ -168,10 +176,17 @@ LogicalTopology make_logical_topology(const Sketch& sketch, const Topology& topo
     }
   }
   switch (sketch.intranode.strategy) {
-    case IntranodeStrategy::kSwitch: lt.policies = sketch.intranode.policies; break;
-    case IntranodeStrategy::kMinMax: lt.policies = {SwitchPolicy::kUcMin}; break;
-    case IntranodeStrategy::kMaxMin: lt.policies = {SwitchPolicy::kUcMax}; break;
-    case IntranodeStrategy::kNone: break;
+    case IntranodeStrategy::kSwitch:
+      lt.policies = sketch.intranode.policies;
+      break;
+    case IntranodeStrategy::kMinMax:
+      lt.policies = {SwitchPolicy::kUcMin};
+      break;
+    case IntranodeStrategy::kMaxMin:
+      lt.policies = {SwitchPolicy::kUcMax};
+      break;
+    case IntranodeStrategy::kNone:
+      break;
   }
   for (const Connection& c : topology.connections()) {
     LogicalLink l;

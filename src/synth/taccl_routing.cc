@@ -29,12 +29,14 @@ namespace detail {
 int chunk_image(const Collective& c, const std::vector<int>& g, int k) {
   const int chunks = c.chunks_per_rank;
   switch (c.kind) {
-    case CollectiveKind::kAllGather: return g[k / chunks] * chunks + k % chunks;
+    case CollectiveKind::kAllGather:
+      return g[k / chunks] * chunks + k % chunks;
     case CollectiveKind::kAllToAll: {
       const int pair = k / chunks, s = pair / c.num_ranks, d = pair % c.num_ranks;
       return (g[s] * c.num_ranks + g[d]) * chunks + k % chunks;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -173,9 +175,9 @@ void RoutingModel::build_chunks() {
   for (int k = 0; k < c_.num_chunks(); ++k) {
     const std::vector<int> pre = c_.pre_ranks(k);
     if (pre.size() != 1) {
-      throw UserError("", "collective", "TACCL routing needs one source per chunk; chunk " +
-                                            std::to_string(k) + " has " +
-                                            std::to_string(pre.size()));
+      throw UserError("", "collective",
+                      "TACCL routing needs one source per chunk; chunk " + std::to_string(k) +
+                          " has " + std::to_string(pre.size()));
     }
     ChunkInfo& info = chunks_[k];
     info.source = pre[0];
@@ -246,8 +248,8 @@ int RoutingModel::var_of(int chunk, int link) {
   }
   auto it = vars_.find(best);
   if (it != vars_.end()) return it->second;
-  const int v = model_.add_binary(0.0, "sent_c" + std::to_string(best.first) + "_l" +
-                                           std::to_string(best.second));
+  const int v = model_.add_binary(
+      0.0, "sent_c" + std::to_string(best.first) + "_l" + std::to_string(best.second));
   vars_.emplace(best, v);
   return v;
 }
@@ -267,9 +269,8 @@ std::vector<std::vector<int>> RoutingModel::greedy_trees() const {
     std::set<int> done;
     while (!need.empty()) {
       // Farthest first, so relays chosen for far ranks are reused by nearer ones.
-      std::sort(need.begin(), need.end(), [&](int a, int b) {
-        return d[info.source][a] < d[info.source][b];
-      });
+      std::sort(need.begin(), need.end(),
+                [&](int a, int b) { return d[info.source][a] < d[info.source][b]; });
       const int v = need.back();
       need.pop_back();
       if (done.count(v)) continue;

@@ -44,8 +44,8 @@ std::vector<int> topological_order(const std::vector<Transfer>& transfers) {
 
 // Resource indices of a transfer: its link's lane slots and its switch ports.
 struct Resources {
-  std::vector<int> slot_base;                   // link -> first slot
-  std::vector<int> slot_link;                   // slot -> link
+  std::vector<int> slot_base;                    // link -> first slot
+  std::vector<int> slot_link;                    // slot -> link
   std::map<std::pair<int, int>, int> send_port;  // (switch, port) -> index; ranks sharing a
                                                  // port share its index
   std::map<std::pair<int, int>, int> recv_port;
@@ -70,8 +70,8 @@ namespace {
 // Inter-node lanes where merging can pay off: alpha is not negligible next to a chunk's beta time.
 bool mergeable(const LogicalLink& link, double chunk_bytes, const TacclOptions& options) {
   return options.contiguity && link.internode &&
-         link.alpha_us >= options.merge_min_alpha_share *
-                              transfer_us(link.beta_us_per_mb, chunk_bytes);
+         link.alpha_us >=
+             options.merge_min_alpha_share * transfer_us(link.beta_us_per_mb, chunk_bytes);
 }
 
 // The precedence structure stage 2 fixes: per transfer its lane neighbours, the transfers of
@@ -79,12 +79,12 @@ bool mergeable(const LogicalLink& link, double chunk_bytes, const TacclOptions& 
 struct OrderGraph {
   std::vector<int> lane_prev, lane_next;
   std::vector<std::vector<int>> port_prev;
-  std::vector<char> merge_lane;    // on a mergeable lane with at least two transfers
-  std::vector<char> may_join;      // may join its lane predecessor's group
+  std::vector<char> merge_lane;          // on a mergeable lane with at least two transfers
+  std::vector<char> may_join;            // may join its lane predecessor's group
   std::vector<double> alpha, beta, lat;  // lat = alpha + beta (one chunk, group of one)
 
-  OrderGraph(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-             double chunk_bytes, const TacclOptions& options, const Ordering& ordering) {
+  OrderGraph(const std::vector<Transfer>& transfers, const LogicalTopology& lt, double chunk_bytes,
+             const TacclOptions& options, const Ordering& ordering) {
     const int n = static_cast<int>(transfers.size());
     lane_prev.assign(n, -1);
     lane_next.assign(n, -1);
@@ -219,7 +219,8 @@ struct TimeWindows {
       for (int x : succ[t]) after[t] = std::max(after[t], from_send[x]);
       const int b = g.lane_next[t];
       from_part[t] = after[t];
-      if (b >= 0 && g.merge_lane[t]) from_part[t] = std::max(from_part[t], g.beta[b] + from_part[b]);
+      if (b >= 0 && g.merge_lane[t])
+        from_part[t] = std::max(from_part[t], g.beta[b] + from_part[b]);
       if (b >= 0 && !g.merge_lane[t]) from_part[t] = std::max(from_part[t], from_send[b]);
       from_send[t] = g.lat[t] + from_part[t];
     }
@@ -294,8 +295,10 @@ class MergeSearch {
  public:
   MergeSearch(const std::vector<Transfer>& transfers, const OrderGraph& graph,
               const Ordering& ordering)
-      : transfers_(transfers), n_(static_cast<int>(transfers.size())),
-        lane_orders_(ordering.lane_order), g_(graph) {
+      : transfers_(transfers),
+        n_(static_cast<int>(transfers.size())),
+        lane_orders_(ordering.lane_order),
+        g_(graph) {
     for (int t = 0; t < n_; ++t) {
       if (graph.may_join[t]) candidates_.push_back(t);
     }
@@ -378,8 +381,7 @@ double total_arrival(const Schedule& s) {
 // Sets of merge decisions flipped together: one per orbit of candidates under the symmetries
 // (an orbit with a member that may not merge stays apart).
 std::vector<std::vector<int>> merge_moves(const MergeSearch& search,
-                                          const std::vector<std::vector<int>>& symmetries,
-                                          int n) {
+                                          const std::vector<std::vector<int>>& symmetries, int n) {
   std::vector<char> candidate(n, 0), seen(n, 0);
   for (int t : search.candidates()) candidate[t] = 1;
   std::vector<std::vector<int>> moves;
@@ -419,9 +421,8 @@ void merge_by_local_search(const std::vector<Transfer>& transfers, const Logical
   auto keep_if_better = [&]() {
     if (!search.evaluate(joined, trial)) return false;
     const double total = total_arrival(trial);
-    const bool better =
-        trial.makespan_us < best.makespan_us - 1e-9 ||
-        (trial.makespan_us <= best.makespan_us + 1e-9 && total < best_total - 1e-9);
+    const bool better = trial.makespan_us < best.makespan_us - 1e-9 ||
+                        (trial.makespan_us <= best.makespan_us + 1e-9 && total < best_total - 1e-9);
     if (better) {
       std::swap(best, trial);
       best_total = total;
@@ -791,7 +792,7 @@ class ScheduleModel {
   std::vector<int> part_;       // transfer -> running finish of its merge group, or -1
   std::vector<Merge> merges_;
   std::map<std::pair<int, int>, int> merge_of_;  // (a, b) -> y
-  std::map<int, int> merge_after_;  // transfer -> y merging it with its lane successor
+  std::map<int, int> merge_after_;               // transfer -> y merging it with its lane successor
   int time_ = -1;
 };
 
@@ -1010,9 +1011,8 @@ Algorithm to_algorithm(const std::vector<Transfer>& transfers, const Schedule& s
   for (int t = 0; t < n; ++t) groups[schedule.group[t]].push_back(t);
   std::vector<int> group_ids;
   for (const auto& [id, members] : groups) group_ids.push_back(id);
-  std::stable_sort(group_ids.begin(), group_ids.end(), [&](int x, int y) {
-    return schedule.send_us[x] < schedule.send_us[y];
-  });
+  std::stable_sort(group_ids.begin(), group_ids.end(),
+                   [&](int x, int y) { return schedule.send_us[x] < schedule.send_us[y]; });
   std::vector<int> step(n, -1);
   std::map<std::pair<int, int>, int> lane_step;  // (link, lane) -> last step used
   for (int id : group_ids) {
@@ -1037,7 +1037,9 @@ Algorithm to_algorithm(const std::vector<Transfer>& transfers, const Schedule& s
     for (size_t i = 0; i < sorted.size();) {
       const Transfer& first = transfers[sorted[i]];
       size_t j = i + 1;
-      while (j < sorted.size() && transfers[sorted[j]].chunk == first.chunk + static_cast<int>(j - i)) ++j;
+      while (j < sorted.size() &&
+             transfers[sorted[j]].chunk == first.chunk + static_cast<int>(j - i))
+        ++j;
       ChunkOp op;
       op.chunk = first.chunk;
       op.src = first.src;

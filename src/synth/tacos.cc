@@ -153,9 +153,8 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kReduce: {
       // sec. IV.H: the inverse of an allgather (broadcast) found on the transposed TEN.
-      const CollectiveKind forward = c.kind == CollectiveKind::kReduce
-                                         ? CollectiveKind::kBroadcast
-                                         : CollectiveKind::kAllGather;
+      const CollectiveKind forward = c.kind == CollectiveKind::kReduce ? CollectiveKind::kBroadcast
+                                                                       : CollectiveKind::kAllGather;
       const TenSchedule s =
           best_schedule(transposed(links), make_collective(forward, ranks, per_rank, c.root), o);
       record(r, s);
@@ -181,7 +180,8 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
     default:
       throw UserError("", "collective",
                       "TACOS synthesizes allgather, broadcast, reducescatter, reduce and "
-                      "allreduce (and custom non-combining collectives), not " + c.name);
+                      "allreduce (and custom non-combining collectives), not " +
+                          c.name);
   }
   if (r.algorithm.collective.num_ranks == 0) {  // the inverse cases: c was not moved
     r.algorithm.topology = topology.name;

@@ -403,8 +403,8 @@ class Engine {
 }  // namespace
 
 int64_t TenSchedule::num_transfers() const {
-  return static_cast<int64_t>(std::count_if(chunk.begin(), chunk.end(),
-                                            [](int32_t c) { return c >= 0; }));
+  return static_cast<int64_t>(
+      std::count_if(chunk.begin(), chunk.end(), [](int32_t c) { return c >= 0; }));
 }
 
 std::vector<TenLink> ten_links(const Topology& topology, double chunk_bytes, int switch_degree) {
@@ -465,10 +465,10 @@ std::vector<TenLink> ten_links(const Topology& topology, double chunk_bytes, int
         // split the same way.
         const int q = sw->port_of_member(j);
         const int share = sw->has_shared_ports() ? std::max(port_out[p], port_in[q])
-                                                  : static_cast<int>(targets[i].size());
+                                                 : static_cast<int>(targets[i].size());
         const double beta = sw->port_beta_us_per_mb * static_cast<double>(share);
-        out.push_back({sw->ranks[i], sw->ranks[j], 1,
-                       sw->alpha_us + transfer_us(beta, chunk_bytes)});
+        out.push_back(
+            {sw->ranks[i], sw->ranks[j], 1, sw->alpha_us + transfer_us(beta, chunk_bytes)});
         added.push_back({sw->ranks[i], sw->ranks[j]});
       }
     }

@@ -23,10 +23,10 @@ inline constexpr double kGenericGbps = 50.0;
 
 /// TACCL table 1 (profiled on Azure NDv2 and Nvidia DGX-2).
 inline constexpr double kNvlinkAlphaUs = 0.7;
-inline constexpr double kNdv2NvlinkBetaUsPerMb = 46.0;    // per NVLink lane, NDv2 / DGX-1
-inline constexpr double kDgx2NvswitchBetaUsPerMb = 8.0;   // per NVSwitch port, DGX-2
+inline constexpr double kNdv2NvlinkBetaUsPerMb = 46.0;   // per NVLink lane, NDv2 / DGX-1
+inline constexpr double kDgx2NvswitchBetaUsPerMb = 8.0;  // per NVSwitch port, DGX-2
 inline constexpr double kIbAlphaUs = 1.7;
-inline constexpr double kIbBetaUsPerMb = 106.0;           // per NIC
+inline constexpr double kIbBetaUsPerMb = 106.0;  // per NIC
 
 /// Adds the directed link a -> b.
 void add_link(Topology& t, int a, int b, const DimCost& cost, const std::string& kind);
@@ -41,7 +41,7 @@ std::vector<int> rank_range(int first, int count);
 void sort_links(Topology& t);
 
 // Named single-node machines (machines.cc); `name` is the canonical machine name.
-Topology make_dgx1_like(const std::string& name);  // dgx1 and ndv2 share the NVLink graph
+Topology make_dgx1_like(const std::string& name);      // dgx1 and ndv2 share the NVLink graph
 Topology make_nvswitch_node(const std::string& name);  // dgx2, ndv4, dgxh100
 Topology make_amdz52();
 /// Names of the machines make_machine accepts, in catalog order.

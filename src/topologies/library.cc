@@ -31,7 +31,8 @@ constexpr int64_t kMaxLinks = 1 << 25;
 
 const std::vector<BuiltinInfo>& catalog() {
   static const std::vector<BuiltinInfo> kCatalog = {
-      {"dgx1", "NVIDIA DGX-1: 8 V100, two 4-cliques + 4 cross NVLinks, 6 lanes per GPU (SCCL fig. 1)"},
+      {"dgx1",
+       "NVIDIA DGX-1: 8 V100, two 4-cliques + 4 cross NVLinks, 6 lanes per GPU (SCCL fig. 1)"},
       {"ndv2", "Azure NDv2: DGX-1 NVLink graph; NIC on the PCIe switch of GPUs 0/1 (TACCL 4.2)"},
       {"dgx2", "NVIDIA DGX-2: 16 V100 on NVSwitch, 8 NICs shared by GPUs 2k, 2k+1"},
       {"ndv4", "Azure NDv4: 8 A100 on NVSwitch, one 200 Gb/s NIC per GPU"},
@@ -197,8 +198,8 @@ Topology make_parameterized(const std::string& spec, const std::string& params, 
   if (shape == "rfs") links = ranks * (dims[1] + 2);
   if (links > kMaxLinks) fail("more than " + std::to_string(kMaxLinks) + " links");
   std::string canonical_params;
-  const std::vector<DimCost> costs = parse_costs(
-      shape, detail::cost_dimensions(shape, dims), params, has_params, canonical_params);
+  const std::vector<DimCost> costs = parse_costs(shape, detail::cost_dimensions(shape, dims),
+                                                 params, has_params, canonical_params);
   Topology t = detail::make_shape(shape, dims, costs);
   t.name = shape + ":";
   for (size_t d = 0; d < dims.size(); ++d) t.name += (d ? "x" : "") + std::to_string(dims[d]);
@@ -264,8 +265,8 @@ std::vector<BuiltinInfo> builtin_catalog() { return catalog(); }
 Topology resolve_topology(const std::string& name_or_path) {
   std::error_code ec;
   const bool is_file = std::filesystem::is_regular_file(name_or_path, ec);
-  const bool json_suffix = name_or_path.size() > 5 &&
-                           name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
+  const bool json_suffix =
+      name_or_path.size() > 5 && name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0;
   if (is_file || json_suffix) return formats::read_topology_file(name_or_path);
   return make_builtin(name_or_path);
 }

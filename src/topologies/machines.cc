@@ -7,9 +7,9 @@
 #include <tuple>
 #include <utility>
 
+#include "builders.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
-#include "builders.h"
 
 namespace ccsynth::topologies::detail {
 
@@ -24,8 +24,8 @@ void add_pair(Topology& t, int a, int b, const DimCost& cost, const std::string&
 
 void add_switch(Topology& t, std::string name, std::vector<int> ranks, double alpha_us,
                 double port_beta_us_per_mb, const std::string& kind) {
-  t.switches.push_back(Switch{std::move(name), std::move(ranks), alpha_us, port_beta_us_per_mb,
-                              kind});
+  t.switches.push_back(
+      Switch{std::move(name), std::move(ranks), alpha_us, port_beta_us_per_mb, kind});
 }
 
 std::vector<int> rank_range(int first, int count) {
@@ -85,13 +85,13 @@ Topology make_nvswitch_node(const std::string& name) {
                "nvswitch");
   } else if (name == "ndv4") {
     t.num_ranks = 8;
-    add_switch(t, "nvswitch0", rank_range(0, 8), kNvlinkAlphaUs,
-               beta_from_gbps(kA100NvswitchGbps), "nvswitch");
+    add_switch(t, "nvswitch0", rank_range(0, 8), kNvlinkAlphaUs, beta_from_gbps(kA100NvswitchGbps),
+               "nvswitch");
   } else {
     CCSYNTH_CHECK(name == "dgxh100") << "not an NVSwitch machine: " << name;
     t.num_ranks = 8;
-    add_switch(t, "nvswitch0", rank_range(0, 8), kNvlinkAlphaUs,
-               beta_from_gbps(kH100NvswitchGbps), "nvswitch");
+    add_switch(t, "nvswitch0", rank_range(0, 8), kNvlinkAlphaUs, beta_from_gbps(kH100NvswitchGbps),
+               "nvswitch");
   }
   t.nodes = {rank_range(0, t.num_ranks)};
   return t;
@@ -122,8 +122,8 @@ Topology make_amdz52() {
 }
 
 const std::vector<std::string>& machine_names() {
-  static const std::vector<std::string> kNames = {"dgx1",  "ndv2",    "dgx2",
-                                                  "ndv4",  "dgxh100", "amdz52"};
+  static const std::vector<std::string> kNames = {"dgx1", "ndv2",    "dgx2",
+                                                  "ndv4", "dgxh100", "amdz52"};
   return kNames;
 }
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "ccsynth/core/error.h"
 #include "builders.h"
+#include "ccsynth/core/error.h"
 
 namespace ccsynth::topologies::detail {
 
@@ -137,8 +137,8 @@ Topology make_shape(const std::string& shape, const std::vector<int>& dims,
   } else if (shape == "fc") {
     add_clique(t, 0, t.num_ranks, 1, costs[0]);
   } else if (shape == "switch") {
-    add_switch(t, "switch0", rank_range(0, t.num_ranks), costs[0].alpha_us,
-               costs[0].beta_us_per_mb, "switch");
+    add_switch(t, "switch0", rank_range(0, t.num_ranks), costs[0].alpha_us, costs[0].beta_us_per_mb,
+               "switch");
   } else if (shape == "hypercube") {
     // Rank r is linked to r xor 2^d along dimension d.
     for (int r = 0; r < t.num_ranks; ++r) {

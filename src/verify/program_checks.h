@@ -41,7 +41,6 @@ std::string quoted(StepType type);
 /// "o[3]" or "o[3..5]" for `count` chunks from `offset`.
 std::string buffer_range(Buffer buffer, int offset, int count = 1);
 
-
 /// Static checks: ranks and threadblock ids, peers, one threadblock per connection and
 /// direction, step types against peers, counts, dependencies, channels, nchunksperloop and
 /// offsets against buffer sizes. Returns false when a defect makes execution meaningless.

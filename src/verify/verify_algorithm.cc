@@ -75,8 +75,7 @@ bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, s
   }
   if (op.count < 1) return fail(ViolationKind::kStructure, "count must be >= 1");
   if (op.chunk < 0 || op.chunk + op.count > c.num_chunks()) {
-    return fail(ViolationKind::kBounds,
-                "chunk outside 0.." + std::to_string(c.num_chunks() - 1));
+    return fail(ViolationKind::kBounds, "chunk outside 0.." + std::to_string(c.num_chunks() - 1));
   }
   if (op.src == op.dst) return fail(ViolationKind::kStructure, "sends to itself");
   if (op.step < 0) return fail(ViolationKind::kStructure, "negative step");
@@ -84,9 +83,9 @@ bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, s
     return fail(ViolationKind::kStructure, "reduce in a non-combining collective");
   }
   if (topology && !topology->connection(op.src, op.dst)) {
-    return fail(ViolationKind::kStructure, "no link or switch connects " +
-                                               std::to_string(op.src) + " to " +
-                                               std::to_string(op.dst) + " in " + topology->name);
+    return fail(ViolationKind::kStructure, "no link or switch connects " + std::to_string(op.src) +
+                                               " to " + std::to_string(op.dst) + " in " +
+                                               topology->name);
   }
   return true;
 }
@@ -105,32 +104,31 @@ void run_step(const Algorithm& a, const std::vector<size_t>& op_indices, ChunkSt
     const ChunkOp& op = a.ops[index];
     for (int k = op.chunk; k < op.chunk + op.count; ++k) {
       if (!state.holds(k, op.src)) {
-        report.violations.push_back(at_op(ViolationKind::kUninitializedRead, op, index,
-                                          "rank " + std::to_string(op.src) +
-                                              " does not hold chunk " + std::to_string(k)));
+        report.violations.push_back(
+            at_op(ViolationKind::kUninitializedRead, op, index,
+                  "rank " + std::to_string(op.src) + " does not hold chunk " + std::to_string(k)));
         continue;
       }
       PendingWrite& w = writes[{k, op.dst}];
       ++w.writers;
       if (op.kind == OpKind::kCopy) {
         if (w.writers > 1) {
-          report.violations.push_back(at_op(ViolationKind::kRace, op, index,
-                                            "chunk " + std::to_string(k) +
-                                                " written by two ops in one step"));
+          report.violations.push_back(
+              at_op(ViolationKind::kRace, op, index,
+                    "chunk " + std::to_string(k) + " written by two ops in one step"));
         }
         w.copy = true;
         w.value = state.get(k, op.src);
       } else {
         if (w.copy) {
-          report.violations.push_back(at_op(ViolationKind::kRace, op, index,
-                                            "reduce and copy into chunk " + std::to_string(k) +
-                                                " in one step"));
+          report.violations.push_back(
+              at_op(ViolationKind::kRace, op, index,
+                    "reduce and copy into chunk " + std::to_string(k) + " in one step"));
         }
         if (!state.holds(k, op.dst)) {
           report.violations.push_back(at_op(ViolationKind::kUninitializedRead, op, index,
                                             "reduce into rank " + std::to_string(op.dst) +
-                                                " which does not hold chunk " +
-                                                std::to_string(k)));
+                                                " which does not hold chunk " + std::to_string(k)));
           continue;
         }
         w.value = w.value + state.get(k, op.src);
@@ -152,20 +150,20 @@ void check_postcondition(const Collective& c, const ChunkState& state, VerifyRep
       const SymbolicValue got = state.get(k, s.rank);
       if (got == expected) continue;
       if (++missing > kMaxReported) continue;
-      std::string what = got.empty() ? "never arrives"
+      std::string what = got.empty()   ? "never arrives"
                          : c.combining ? "holds " + std::to_string(got.count) + " of " +
                                              std::to_string(expected.count) +
                                              " contributions (or the wrong ones)"
                                        : "holds a wrong value";
-      report.violations.push_back({ViolationKind::kPostcondition, s.rank, -1, -1,
-                                   "chunk " + std::to_string(k) + " at rank " +
-                                       std::to_string(s.rank) + " " + what});
+      report.violations.push_back(
+          {ViolationKind::kPostcondition, s.rank, -1, -1,
+           "chunk " + std::to_string(k) + " at rank " + std::to_string(s.rank) + " " + what});
     }
   }
   if (missing > kMaxReported) {
-    report.violations.push_back({ViolationKind::kPostcondition, -1, -1, -1,
-                                 std::to_string(missing - kMaxReported) +
-                                     " more postcondition violations not listed"});
+    report.violations.push_back(
+        {ViolationKind::kPostcondition, -1, -1, -1,
+         std::to_string(missing - kMaxReported) + " more postcondition violations not listed"});
   }
 }
 

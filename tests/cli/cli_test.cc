@@ -3,13 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
@@ -33,8 +33,8 @@ class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("ccsynth_cli_" + std::string(info->name()) + "_" +
-                                        std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("ccsynth_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -55,7 +55,8 @@ class Cli : public ::testing::Test {
     if (!pipe) return result;
     std::array<char, 4096> buffer{};
     size_t n = 0;
-    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.out.append(buffer.data(), n);
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+      result.out.append(buffer.data(), n);
     const int status = ::pclose(pipe);
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     std::ifstream err(err_file);
@@ -159,8 +160,10 @@ TEST_F(Cli, RingBaselineDefaultsToEveryRingInBothDirections) {
         run("baseline --algo ring -c allgather -t " + topology + " --one-way --json -o " + xml);
     ASSERT_EQ(one_way.exit_code, 0) << one_way.err;
   }
-  const CliRun both = run("baseline --algo ring -c allgather -t ring:8 --bidirectional --one-way "
-                          "-o " + path("x.xml"));
+  const CliRun both =
+      run("baseline --algo ring -c allgather -t ring:8 --bidirectional --one-way "
+          "-o " +
+          path("x.xml"));
   EXPECT_EQ(both.exit_code, 2);
 }
 
@@ -189,16 +192,16 @@ TEST_F(Cli, BoundsMatchTheClosedForm) {
 
 TEST_F(Cli, CompileWritesAVerifiedProgram) {
   const std::string xml = path("c.xml");
-  const CliRun r =
-      run("compile " + kSource + "/examples/algorithms/ring_allgather_4.json -o " + xml + " --json");
+  const CliRun r = run("compile " + kSource + "/examples/algorithms/ring_allgather_4.json -o " +
+                       xml + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.doc()["collective"], "allgather");
   expect_verified(xml);
 }
 
 TEST_F(Cli, VerifyReportsADefectWithExitOne) {
-  const CliRun r =
-      run("verify " + kSource + "/tests/golden/xml/defect_rs_ag_scratch_uninit.executor.xml --json");
+  const CliRun r = run("verify " + kSource +
+                       "/tests/golden/xml/defect_rs_ag_scratch_uninit.executor.xml --json");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_FALSE(r.doc()["ok"].get<bool>());
   EXPECT_FALSE(r.doc()["violations"].empty());
@@ -213,7 +216,8 @@ TEST_F(Cli, VerifyFindsAStepRemovedFromAGoodProgram) {
 TEST_F(Cli, RunChecksABaselineWithEveryDataType) {
   const std::string xml = path("ar.xml");
   ASSERT_EQ(run("baseline --algo ring -c allreduce -t ring:4 -o " + xml).exit_code, 0);
-  for (const char* dtype : {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}) {
+  for (const char* dtype :
+       {"float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8"}) {
     for (const char* op : {"sum", "max"}) {
       const CliRun r = run("run " + xml + " --size 64K --dtype " + dtype + " --op " + op +
                            " --iters 1 --check --json");
@@ -283,7 +287,8 @@ void expect_synthesized(const CliRun& r) {
 
 TEST_F(Cli, SynthTacosAllreduceOnMesh) {
   const std::string xml = path("tacos.xml");
-  const CliRun r = run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
+  const CliRun r =
+      run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
   expect_synthesized(r);
   expect_verified(xml);
 }

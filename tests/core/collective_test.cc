@@ -9,7 +9,7 @@ namespace {
 
 struct Sizes {
   CollectiveKind kind;
-  int input;   // in units of C, times R when `input_times_r`
+  int input;  // in units of C, times R when `input_times_r`
   bool input_times_r;
   bool output_times_r;
   int chunks_times_r;  // 0: C chunks, 1: R*C, 2: R*R*C
@@ -28,7 +28,9 @@ TEST_P(CollectiveSizes, BufferAndChunkCounts) {
       const Collective c = make_collective(p.kind, R, C, R - 1);
       EXPECT_EQ(c.input_chunks, p.input_times_r ? R * C : C);
       EXPECT_EQ(c.output_chunks, p.output_times_r ? R * C : C);
-      const int expected_chunks = p.chunks_times_r == 0 ? C : p.chunks_times_r == 1 ? R * C : R * R * C;
+      const int expected_chunks = p.chunks_times_r == 0   ? C
+                                  : p.chunks_times_r == 1 ? R * C
+                                                          : R * R * C;
       EXPECT_EQ(c.num_chunks(), expected_chunks);
       EXPECT_EQ(c.combining, p.combining);
       EXPECT_NO_THROW(validate(c));
@@ -94,7 +96,8 @@ TEST(Collective, ParsesNames) {
   EXPECT_EQ(parse_collective_kind("reduce_scatter"), CollectiveKind::kReduceScatter);
   EXPECT_EQ(parse_collective_kind("all-reduce"), CollectiveKind::kAllReduce);
   EXPECT_THROW(parse_collective_kind("allscatter"), UserError);
-  for (CollectiveKind k : builtin_collective_kinds()) EXPECT_EQ(parse_collective_kind(to_string(k)), k);
+  for (CollectiveKind k : builtin_collective_kinds())
+    EXPECT_EQ(parse_collective_kind(to_string(k)), k);
 }
 
 TEST(Collective, RejectsBadArguments) {

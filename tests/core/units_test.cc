@@ -43,7 +43,8 @@ TEST(Units, FormatsAndConverts) {
 
 TEST(Errors, CheckThrowsInternalErrorWithMessage) {
   try {
-    CCSYNTH_CHECK(1 + 1 == 3) << "math is " << "broken";
+    CCSYNTH_CHECK(1 + 1 == 3) << "math is "
+                              << "broken";
     FAIL() << "no throw";
   } catch (const InternalError& e) {
     EXPECT_NE(std::string(e.what()).find("math is broken"), std::string::npos);

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
+#include "../compiler/test_algorithms.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/verify/verify_algorithm.h"
-#include "../compiler/test_algorithms.h"
 
 namespace ccsynth::formats {
 namespace {

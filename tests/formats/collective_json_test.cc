@@ -73,36 +73,42 @@ INSTANTIATE_TEST_SUITE_P(
     All, CollectiveErrors,
     ::testing::Values(
         JsonErrorCase{"unknown_rank", [](Json& d) { d["chunks"][0]["post"][0][0] = 9; },
-                  "chunks[0].post", "unknown rank 9"},
+                      "chunks[0].post", "unknown rank 9"},
         JsonErrorCase{"index_out_of_buffer", [](Json& d) { d["chunks"][1]["pre"][0][1] = 1; },
-                  "chunks[1].pre", "outside buffer"},
+                      "chunks[1].pre", "outside buffer"},
         JsonErrorCase{"two_pre_not_combining",
-                  [](Json& d) { d["chunks"][0]["pre"].push_back(Json::array({1, 0})); },
-                  "chunks[0].pre", "exactly one"},
+                      [](Json& d) {
+                        d["chunks"][0]["pre"].push_back(Json::array({1, 0}));
+                      },
+                      "chunks[0].pre", "exactly one"},
         JsonErrorCase{"output_claimed_twice",
-                  [](Json& d) { d["chunks"][1]["post"][0] = Json::array({1, 0}); },
-                  "chunks[1].post", "claimed by two chunks"},
+                      [](Json& d) {
+                        d["chunks"][1]["post"][0] = Json::array({1, 0});
+                      },
+                      "chunks[1].post", "claimed by two chunks"},
         JsonErrorCase{"bad_slot", [](Json& d) { d["chunks"][0]["pre"][0] = Json::array({0}); },
-                  "chunks[0].pre[0]", "[rank, index]"},
+                      "chunks[0].pre[0]", "[rank, index]"},
         JsonErrorCase{"empty_pre", [](Json& d) { d["chunks"][0]["pre"] = Json::array(); },
-                  "chunks[0].pre", "starts nowhere"},
+                      "chunks[0].pre", "starts nowhere"},
         JsonErrorCase{"kind_mismatch", [](Json& d) { d["kind"] = "allgather"; }, "kind",
-                  "do not match the built-in allgather"},
+                      "do not match the built-in allgather"},
         JsonErrorCase{"unknown_kind", [](Json& d) { d["kind"] = "allsort"; }, "kind",
-                  "unknown collective"},
+                      "unknown collective"},
         JsonErrorCase{"zero_ranks", [](Json& d) { d["ranks"] = 0; }, "ranks", "must be >= 1"},
         JsonErrorCase{"root_out_of_range", [](Json& d) { d["root"] = 2; }, "root", "not a rank"},
         JsonErrorCase{"unknown_key", [](Json& d) { d["chunk"] = 1; }, "chunk", "unknown key"},
         JsonErrorCase{"unknown_chunk_key", [](Json& d) { d["chunks"][0]["via"] = 1; },
-                  "chunks[0].via", "unknown key"},
+                      "chunks[0].via", "unknown key"},
         JsonErrorCase{"missing_chunks", [](Json& d) { d.erase("chunks"); }, "chunks", "missing"},
         JsonErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-topology"; }, "format",
-                  "ccsynth-collective"}),
+                      "ccsynth-collective"}),
     [](const auto& info) { return info.param.label; });
 
 TEST(ResolveCollective, BuiltinsAndAllToNext) {
-  EXPECT_EQ(resolve_collective("AllGather", 8, 2), make_collective(CollectiveKind::kAllGather, 8, 2));
-  EXPECT_EQ(resolve_collective("reduce_scatter", 4), make_collective(CollectiveKind::kReduceScatter, 4));
+  EXPECT_EQ(resolve_collective("AllGather", 8, 2),
+            make_collective(CollectiveKind::kAllGather, 8, 2));
+  EXPECT_EQ(resolve_collective("reduce_scatter", 4),
+            make_collective(CollectiveKind::kReduceScatter, 4));
   EXPECT_EQ(resolve_collective("broadcast", 4, 1, 3).root, 3);
   EXPECT_EQ(resolve_collective("alltonext", 4, 2), make_alltonext(4, 2));
   try {

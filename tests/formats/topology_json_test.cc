@@ -16,13 +16,31 @@
 namespace ccsynth::formats {
 namespace {
 
-const std::vector<std::string> kBuiltins = {
-    "dgx1",        "ndv2",          "dgx2",          "ndv4",         "dgxh100",
-    "amdz52",      "dgx1x2",        "ndv2x4",        "dgx2x2",       "ndv4x2",
-    "dgxh100x2",   "ring:8",        "uring:5",       "line:4",       "fc:5",
-    "switch:6",    "mesh2d:3x4",    "torus2d:4x4",   "mesh3d:2x2x3", "torus3d:3x3x3",
-    "hypercube:4", "dragonfly:4x3", "rfs:2x4x4",     "mesh2d:4x4@alpha=0.25,gbps=12.5/100,lanes=3",
-    "rfs:8x8x8@gbps=200/100/50"};
+const std::vector<std::string> kBuiltins = {"dgx1",
+                                            "ndv2",
+                                            "dgx2",
+                                            "ndv4",
+                                            "dgxh100",
+                                            "amdz52",
+                                            "dgx1x2",
+                                            "ndv2x4",
+                                            "dgx2x2",
+                                            "ndv4x2",
+                                            "dgxh100x2",
+                                            "ring:8",
+                                            "uring:5",
+                                            "line:4",
+                                            "fc:5",
+                                            "switch:6",
+                                            "mesh2d:3x4",
+                                            "torus2d:4x4",
+                                            "mesh3d:2x2x3",
+                                            "torus3d:3x3x3",
+                                            "hypercube:4",
+                                            "dragonfly:4x3",
+                                            "rfs:2x4x4",
+                                            "mesh2d:4x4@alpha=0.25,gbps=12.5/100,lanes=3",
+                                            "rfs:8x8x8@gbps=200/100/50"};
 
 class RoundTrip : public ::testing::TestWithParam<std::string> {};
 
@@ -36,12 +54,11 @@ TEST_P(RoundTrip, JsonAndTextGiveTheSameTopology) {
   EXPECT_EQ(topology_from_json(parse_json(dump_json(doc), "t.json"), "t.json"), t);
 }
 
-INSTANTIATE_TEST_SUITE_P(Builtins, RoundTrip, ::testing::ValuesIn(kBuiltins),
-                         [](const auto& info) {
-                           std::string s;
-                           for (char c : info.param) s += std::isalnum(c) ? c : '_';
-                           return s;
-                         });
+INSTANTIATE_TEST_SUITE_P(Builtins, RoundTrip, ::testing::ValuesIn(kBuiltins), [](const auto& info) {
+  std::string s;
+  for (char c : info.param) s += std::isalnum(c) ? c : '_';
+  return s;
+});
 
 Json two_ranks() {
   return parse_json(R"({"format": "ccsynth-topology", "version": 1, "name": "pair", "ranks": 2,
@@ -82,76 +99,80 @@ INSTANTIATE_TEST_SUITE_P(
     All, Errors,
     ::testing::Values(
         JsonErrorCase{"unknown_rank", [](Json& d) { d["links"][1]["dst"] = 5; }, "links[1].dst",
-                  "unknown rank 5"},
+                      "unknown rank 5"},
         JsonErrorCase{"zero_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = 0; },
-                  "links[0]", "bandwidth must be positive"},
+                      "links[0]", "bandwidth must be positive"},
         JsonErrorCase{"negative_bandwidth", [](Json& d) { d["links"][0]["beta_us_per_mb"] = -3.0; },
-                  "links[0]", "bandwidth must be positive"},
-        JsonErrorCase{"duplicate_link",
-                  [](Json& d) { d["links"].push_back(d["links"][0]); }, "links[2]",
-                  "duplicate link 0 -> 1"},
+                      "links[0]", "bandwidth must be positive"},
+        JsonErrorCase{"duplicate_link", [](Json& d) { d["links"].push_back(d["links"][0]); },
+                      "links[2]", "duplicate link 0 -> 1"},
         JsonErrorCase{"unreachable",
-                  [](Json& d) {
-                    d["ranks"] = 3;
-                    d["nodes"] = Json::parse("[[0, 1, 2]]");
-                  },
-                  "links", "rank 2 is unreachable"},
+                      [](Json& d) {
+                        d["ranks"] = 3;
+                        d["nodes"] = Json::parse("[[0, 1, 2]]");
+                      },
+                      "links", "rank 2 is unreachable"},
         JsonErrorCase{"zero_lanes", [](Json& d) { d["links"][0]["lanes"] = 0; }, "links[0].lanes",
-                  "must be >= 1"},
-        JsonErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]",
-                  "itself"},
-        JsonErrorCase{"switch_unknown_rank",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, 7], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
-                  },
-                  "switches[0].ranks", "unknown rank 7"},
-        JsonErrorCase{"switch_rank_not_int",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
-                  },
-                  "switches[0].ranks", "not an integer rank"},
-        JsonErrorCase{"port_group_size",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                      "must be >= 1"},
+        JsonErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]", "itself"},
+        JsonErrorCase{
+            "switch_unknown_rank",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 7], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
+            },
+            "switches[0].ranks", "unknown rank 7"},
+        JsonErrorCase{
+            "switch_rank_not_int",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
+            },
+            "switches[0].ranks", "not an integer rank"},
+        JsonErrorCase{
+            "port_group_size",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
                              "port_group": [0]}])");
-                  },
-                  "switches[0].port_group", "1 port ids for 2 ranks"},
-        JsonErrorCase{"port_group_gap",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+            },
+            "switches[0].port_group", "1 port ids for 2 ranks"},
+        JsonErrorCase{
+            "port_group_gap",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
                              "port_group": [1, 1]}])");
-                  },
-                  "switches[0].port_group", "port id 0 is unused"},
-        JsonErrorCase{"port_group_negative",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+            },
+            "switches[0].port_group", "port id 0 is unused"},
+        JsonErrorCase{
+            "port_group_negative",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
                              "port_group": [0, -1]}])");
-                  },
-                  "switches[0].port_group", "port id -1 is out of range"},
-        JsonErrorCase{"port_group_not_int",
-                  [](Json& d) {
-                    d["switches"] = Json::parse(
-                        R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+            },
+            "switches[0].port_group", "port id -1 is out of range"},
+        JsonErrorCase{
+            "port_group_not_int",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
                              "port_group": [0, 0.5]}])");
-                  },
-                  "switches[0].port_group", "not an integer port id"},
+            },
+            "switches[0].port_group", "not an integer port id"},
         JsonErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
-                  "nodes[0]", "unknown rank 2"},
+                      "nodes[0]", "unknown rank 2"},
         JsonErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
-                  "links[0].alpha_us", "missing"},
+                      "links[0].alpha_us", "missing"},
         JsonErrorCase{"wrong_type", [](Json& d) { d["ranks"] = "two"; }, "ranks", "integer"},
         JsonErrorCase{"unknown_key", [](Json& d) { d["link"] = 1; }, "link", "unknown key"},
         JsonErrorCase{"unknown_link_key", [](Json& d) { d["links"][0]["bw"] = 1; }, "links[0].bw",
-                  "unknown key"},
+                      "unknown key"},
         JsonErrorCase{"wrong_format", [](Json& d) { d["format"] = "ccsynth-algorithm"; }, "format",
-                  "ccsynth-topology"},
+                      "ccsynth-topology"},
         JsonErrorCase{"future_version", [](Json& d) { d["version"] = 2; }, "version",
-                  "not supported"}),
+                      "not supported"}),
     [](const auto& info) { return info.param.label; });
 
 TEST(TopologyJson, PortGroupRoundTripsAndIsOptional) {

@@ -81,8 +81,8 @@ TEST(Evaluate, WithoutATopologyOnlyVerifies) {
 
 TEST(Evaluate, AWrongAlgorithmIsNotCompiled) {
   const Topology t = topologies::make_builtin("ring:4");
-  Algorithm broken = synth::make_baseline(
-      synth::BaselineKind::kRing, make_collective(CollectiveKind::kAllGather, 4, 1), t);
+  Algorithm broken = synth::make_baseline(synth::BaselineKind::kRing,
+                                          make_collective(CollectiveKind::kAllGather, 4, 1), t);
   broken.ops.pop_back();
   EvaluateOptions eo;
   eo.topology = &t;
@@ -181,8 +181,9 @@ TEST(Planner, PlansAnAlgorithmMadeElsewhere) {
   PlanRequest request;
   request.topology = topologies::make_builtin("ring:4");
   request.sizes = {kMiB};
-  const Algorithm a = synth::make_baseline(
-      synth::BaselineKind::kDirect, make_collective(CollectiveKind::kAllToAll, 4), request.topology);
+  const Algorithm a =
+      synth::make_baseline(synth::BaselineKind::kDirect,
+                           make_collective(CollectiveKind::kAllToAll, 4), request.topology);
   const PlanResult r = plan_algorithm(a, request);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r.synthesis.stats.empty());

@@ -23,9 +23,8 @@ std::vector<std::string> names() {
 }
 
 TEST(Registry, ListsEverySynthesizerAndBaselineOnce) {
-  const std::vector<std::string> expected = {"taccl", "sccl", "tacos", "ring",    "direct",
-                                             "rd",    "rhd",  "dbt",   "hier",    "twostep",
-                                             "chain", "tree"};
+  const std::vector<std::string> expected = {"taccl", "sccl", "tacos", "ring",    "direct", "rd",
+                                             "rhd",   "dbt",  "hier",  "twostep", "chain",  "tree"};
   EXPECT_EQ(names(), expected);
   for (const Synthesizer& s : synthesizers()) {
     EXPECT_FALSE(s.description.empty()) << s.name;
@@ -40,7 +39,8 @@ TEST(Registry, UnknownMethodListsTheKnownOnes) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "method");
-    EXPECT_NE(std::string(e.what()).find("taccl, sccl, tacos, ring"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("taccl, sccl, tacos, ring"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -73,11 +73,13 @@ TEST(Registry, ParametersAreChecked) {
 // per destination; the ring's default is one chunk per ring it finds.
 TEST(Registry, CollectivesInTheMethodsUnits) {
   const Topology dgx1 = topologies::make_builtin("dgx1");
-  const Collective a2a = collective_for(find_synthesizer("sccl"), dgx1, CollectiveKind::kAllToAll, 8);
+  const Collective a2a =
+      collective_for(find_synthesizer("sccl"), dgx1, CollectiveKind::kAllToAll, 8);
   EXPECT_EQ(a2a.chunks_per_rank, 1);
   const Collective ag = collective_for(find_synthesizer("tacos"), dgx1, CollectiveKind::kAllGather);
   EXPECT_EQ(ag.chunks_per_rank, 1);
-  const Collective ring = collective_for(find_synthesizer("ring"), dgx1, CollectiveKind::kAllGather);
+  const Collective ring =
+      collective_for(find_synthesizer("ring"), dgx1, CollectiveKind::kAllGather);
   EXPECT_EQ(ring.chunks_per_rank, nccl_rings(dgx1).count);
   EXPECT_EQ(ring.chunks_per_rank, 6);  // one ring per NVLink lane of a GPU
   EXPECT_THROW(collective_for(find_synthesizer("sccl"), dgx1, CollectiveKind::kAllToAll, 3),
@@ -131,7 +133,8 @@ std::vector<MethodCase> method_cases() {
   return {
       {"taccl", "ndv2x2", CK::kAllGather, {{"sketch", sketch}}, "taccl_ndv2x2_allgather"},
       {"sccl", "ring:4", CK::kAllGather, {{"steps", 2}}, "sccl_ring4_allgather"},
-      {"sccl", "ring:4", CK::kAllGather, nlohmann::json::object(), "sccl_ring4_allgather_least_steps"},
+      {"sccl", "ring:4", CK::kAllGather, nlohmann::json::object(),
+       "sccl_ring4_allgather_least_steps"},
       {"tacos", "mesh2d:3x3", CK::kAllReduce, {{"trials", 2}}, "tacos_mesh3x3_allreduce"},
       {"ring", "dgx1", CK::kAllReduce, nlohmann::json::object(), "ring_dgx1_allreduce"},
       {"ring", "ring:8", CK::kAllGather, {{"one-way", true}}, "ring_ring8_allgather_one_way"},

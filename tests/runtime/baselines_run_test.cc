@@ -79,8 +79,7 @@ int check_sizes(const Program& program, const Collective& c, bool inplace, int i
     o.exec.fifo_slots = sizes[i].fifo_slots;
     o.exec.timeout_s = 20;
     o.seed = 7 + i;
-    const int64_t bytes =
-        sizes[i].chunk_elems * c.input_chunks * instances * size_of(o.exec.dtype);
+    const int64_t bytes = sizes[i].chunk_elems * c.input_chunks * instances * size_of(o.exec.dtype);
     const HarnessResult r = run_program(program, bytes, o);
     EXPECT_TRUE(r.ok) << label << " " << to_string(o.exec.dtype) << " " << to_string(o.exec.op)
                       << " chunk_elems=" << sizes[i].chunk_elems << ": " << r.message;
@@ -104,8 +103,8 @@ TEST_P(BaselineRun, EveryCollectiveRunsCorrectly) {
         for (int instances : {1, 2}) {
           if (instances == 2 && (inplace || chunks == 2)) continue;  // keep the matrix small
           const std::string label = to_string(kind) + " C=" + std::to_string(chunks) +
-                                    (inplace ? " in-place" : "") + " instances=" +
-                                    std::to_string(instances);
+                                    (inplace ? " in-place" : "") +
+                                    " instances=" + std::to_string(instances);
           Program p;
           try {
             p = compiler::compile(a, relaxed(inplace, instances));

@@ -114,13 +114,15 @@ TEST(Communicator, EveryCollectiveThroughTheFallbacks) {
       comm.allgather(data.s(), data.d(), count, DataType::kInt32);
       for (int r = 0; r < kRanks; ++r)
         for (int q = 0; q < kRanks; ++q)
-          for (size_t i = 0; i < count; ++i) ASSERT_EQ(data.recv[r][q * count + i], data.send[q][i]);
+          for (size_t i = 0; i < count; ++i)
+            ASSERT_EQ(data.recv[r][q * count + i], data.send[q][i]);
     }
     {
       Data data(kRanks * count, count);
       comm.reducescatter(data.s(), data.d(), count, DataType::kInt32, ReduceOp::kMax);
       for (int r = 0; r < kRanks; ++r)
-        for (size_t i = 0; i < count; ++i) ASSERT_EQ(data.recv[r][i], data.send[kRanks - 1][r * count + i]);
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(data.recv[r][i], data.send[kRanks - 1][r * count + i]);
     }
     {
       Data data(kRanks * count, kRanks * count);
@@ -163,7 +165,8 @@ TEST(Communicator, InPlaceAllgatherLayout) {
   EXPECT_TRUE(comm.last_call().inplace);
   for (int r = 0; r < kRanks; ++r)
     for (int q = 0; q < kRanks; ++q)
-      for (size_t i = 0; i < count; ++i) ASSERT_EQ(buf[r][q * count + i], static_cast<int32_t>(10 * q + i));
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(buf[r][q * count + i], static_cast<int32_t>(10 * q + i));
 }
 
 TEST(Communicator, XmlRoundTripLoadsAndRuns) {

@@ -12,11 +12,11 @@
 #include <tuple>
 #include <vector>
 
+#include "../verify/test_programs.h"
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/synth/baselines.h"
-#include "../verify/test_programs.h"
 #include "ccsynth/topologies/library.h"
 
 namespace ccsynth::runtime {
@@ -27,9 +27,8 @@ Program ring_program(CollectiveKind kind, int ranks, bool inplace = false, int i
   compiler::CompileOptions o;
   o.inplace = inplace;
   o.instances = instances;
-  return compiler::compile(synth::make_baseline(synth::BaselineKind::kRing,
-                                                make_collective(kind, ranks), t),
-                           o);
+  return compiler::compile(
+      synth::make_baseline(synth::BaselineKind::kRing, make_collective(kind, ranks), t), o);
 }
 
 HarnessOptions checked(DataType dtype = DataType::kFloat32, ReduceOp op = ReduceOp::kSum) {
@@ -96,15 +95,16 @@ Program every_type_program() {
   const Buffer O = Buffer::kOutput;
   Program p = custom_program("every_type", 3, 2);
   p.gpus[0].threadblocks = {
-      make_tb(0, 1, -1, {make_step(StepType::kSend, I, 0, O, -1), make_step(StepType::kSend, I, 1, O, -1)}),
+      make_tb(0, 1, -1,
+              {make_step(StepType::kSend, I, 0, O, -1), make_step(StepType::kSend, I, 1, O, -1)}),
       make_tb(1, -1, 2, {make_step(StepType::kRecv, I, -1, O, 0)})};
-  p.gpus[1].threadblocks = {
-      make_tb(0, 2, 0,
-              {make_step(StepType::kRecvReduceSend, I, 0, O, -1),
-               make_step(StepType::kRecvCopySend, I, -1, O, 1)}),
-      make_tb(1, -1, -1,
-              {make_step(StepType::kCopy, I, 1, O, 0, 1, 0, 1),
-               make_step(StepType::kReduce, I, 0, O, 0), make_step(StepType::kNop, I, -1, O, -1, 0, 0, 0)})};
+  p.gpus[1].threadblocks = {make_tb(0, 2, 0,
+                                    {make_step(StepType::kRecvReduceSend, I, 0, O, -1),
+                                     make_step(StepType::kRecvCopySend, I, -1, O, 1)}),
+                            make_tb(1, -1, -1,
+                                    {make_step(StepType::kCopy, I, 1, O, 0, 1, 0, 1),
+                                     make_step(StepType::kReduce, I, 0, O, 0),
+                                     make_step(StepType::kNop, I, -1, O, -1, 0, 0, 0)})};
   p.gpus[1].threadblocks[0].steps[1].has_dep = true;
   p.gpus[1].threadblocks[0].steps[0].has_dep = true;
   p.gpus[2].threadblocks = {make_tb(0, 0, 1,
@@ -145,12 +145,12 @@ TEST(CpuExecutor, EveryInstructionTypeWithSlicesAndOneSlotFifos) {
       auto x = [&](int rank, int chunk, int e) { return b.in[rank][chunk * n + e]; };
       for (int e = 0; e < n; ++e) {
         const int32_t total = x(0, 0, e) + x(1, 0, e) + x(2, 0, e);
-        EXPECT_EQ(b.out[2][e], total);                         // rrcs
-        EXPECT_EQ(b.out[0][e], total);                         // r of the rrcs message
-        EXPECT_EQ(b.out[2][n + e], x(0, 1, e));                // r of the rcs forward
-        EXPECT_EQ(b.out[1][n + e], x(0, 1, e));                // rcs
-        EXPECT_EQ(b.out[1][e], x(1, 1, e) + x(1, 0, e));       // cpy then re
-        EXPECT_EQ(b.out[0][n + e], -1);                        // untouched
+        EXPECT_EQ(b.out[2][e], total);                    // rrcs
+        EXPECT_EQ(b.out[0][e], total);                    // r of the rrcs message
+        EXPECT_EQ(b.out[2][n + e], x(0, 1, e));           // r of the rcs forward
+        EXPECT_EQ(b.out[1][n + e], x(0, 1, e));           // rcs
+        EXPECT_EQ(b.out[1][e], x(1, 1, e) + x(1, 0, e));  // cpy then re
+        EXPECT_EQ(b.out[0][n + e], -1);                   // untouched
       }
     }
   }
@@ -159,8 +159,10 @@ TEST(CpuExecutor, EveryInstructionTypeWithSlicesAndOneSlotFifos) {
 TEST(CpuExecutor, ReductionOperatorsAndTypes) {
   // rank 1 computes o[0] = recv (+) i[0] with every operator on every type.
   Program p = custom_program("rrc", 2, 1);
-  p.gpus[0].threadblocks = {make_tb(0, 1, -1, {make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, -1)})};
-  p.gpus[1].threadblocks = {make_tb(0, -1, 0, {make_step(StepType::kRecvReduceCopy, Buffer::kInput, 0, Buffer::kOutput, 0)})};
+  p.gpus[0].threadblocks = {
+      make_tb(0, 1, -1, {make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, -1)})};
+  p.gpus[1].threadblocks = {make_tb(
+      0, -1, 0, {make_step(StepType::kRecvReduceCopy, Buffer::kInput, 0, Buffer::kOutput, 0)})};
   CpuExecutor exec(p);
   const double a[] = {3, -2, 250, 7};
   const double b[] = {5, 4, 10, 0.5};
@@ -169,13 +171,39 @@ TEST(CpuExecutor, ReductionOperatorsAndTypes) {
     std::vector<std::byte> in0(4 * e), in1(4 * e), out(4 * e), unused(4 * e);
     auto put = [&](std::vector<std::byte>& v, int i, double x) {
       switch (t) {
-        case DataType::kFloat32: { float f = static_cast<float>(x); std::memcpy(&v[i * e], &f, e); break; }
-        case DataType::kFloat64: std::memcpy(&v[i * e], &x, e); break;
-        case DataType::kFloat16: { uint16_t h = float_to_half(static_cast<float>(x)); std::memcpy(&v[i * e], &h, e); break; }
-        case DataType::kBFloat16: { uint16_t h = float_to_bfloat16(static_cast<float>(x)); std::memcpy(&v[i * e], &h, e); break; }
-        case DataType::kInt32: { int32_t k = static_cast<int32_t>(x); std::memcpy(&v[i * e], &k, e); break; }
-        case DataType::kInt64: { int64_t k = static_cast<int64_t>(x); std::memcpy(&v[i * e], &k, e); break; }
-        case DataType::kUInt8: { uint8_t k = static_cast<uint8_t>(x); std::memcpy(&v[i * e], &k, e); break; }
+        case DataType::kFloat32: {
+          float f = static_cast<float>(x);
+          std::memcpy(&v[i * e], &f, e);
+          break;
+        }
+        case DataType::kFloat64:
+          std::memcpy(&v[i * e], &x, e);
+          break;
+        case DataType::kFloat16: {
+          uint16_t h = float_to_half(static_cast<float>(x));
+          std::memcpy(&v[i * e], &h, e);
+          break;
+        }
+        case DataType::kBFloat16: {
+          uint16_t h = float_to_bfloat16(static_cast<float>(x));
+          std::memcpy(&v[i * e], &h, e);
+          break;
+        }
+        case DataType::kInt32: {
+          int32_t k = static_cast<int32_t>(x);
+          std::memcpy(&v[i * e], &k, e);
+          break;
+        }
+        case DataType::kInt64: {
+          int64_t k = static_cast<int64_t>(x);
+          std::memcpy(&v[i * e], &k, e);
+          break;
+        }
+        case DataType::kUInt8: {
+          uint8_t k = static_cast<uint8_t>(x);
+          std::memcpy(&v[i * e], &k, e);
+          break;
+        }
       }
     };
     for (int i = 0; i < 4; ++i) {
@@ -191,13 +219,45 @@ TEST(CpuExecutor, ReductionOperatorsAndTypes) {
     for (int i = 0; i < 4; ++i) {
       double v = 0;
       switch (t) {
-        case DataType::kFloat32: { float f; std::memcpy(&f, &out[i * e], e); v = f; break; }
-        case DataType::kFloat64: std::memcpy(&v, &out[i * e], e); break;
-        case DataType::kFloat16: { uint16_t h; std::memcpy(&h, &out[i * e], e); v = half_to_float(h); break; }
-        case DataType::kBFloat16: { uint16_t h; std::memcpy(&h, &out[i * e], e); v = bfloat16_to_float(h); break; }
-        case DataType::kInt32: { int32_t k; std::memcpy(&k, &out[i * e], e); v = k; break; }
-        case DataType::kInt64: { int64_t k; std::memcpy(&k, &out[i * e], e); v = static_cast<double>(k); break; }
-        case DataType::kUInt8: { uint8_t k; std::memcpy(&k, &out[i * e], e); v = k; break; }
+        case DataType::kFloat32: {
+          float f;
+          std::memcpy(&f, &out[i * e], e);
+          v = f;
+          break;
+        }
+        case DataType::kFloat64:
+          std::memcpy(&v, &out[i * e], e);
+          break;
+        case DataType::kFloat16: {
+          uint16_t h;
+          std::memcpy(&h, &out[i * e], e);
+          v = half_to_float(h);
+          break;
+        }
+        case DataType::kBFloat16: {
+          uint16_t h;
+          std::memcpy(&h, &out[i * e], e);
+          v = bfloat16_to_float(h);
+          break;
+        }
+        case DataType::kInt32: {
+          int32_t k;
+          std::memcpy(&k, &out[i * e], e);
+          v = k;
+          break;
+        }
+        case DataType::kInt64: {
+          int64_t k;
+          std::memcpy(&k, &out[i * e], e);
+          v = static_cast<double>(k);
+          break;
+        }
+        case DataType::kUInt8: {
+          uint8_t k;
+          std::memcpy(&k, &out[i * e], e);
+          v = k;
+          break;
+        }
       }
       got.push_back(v);
     }
@@ -267,7 +327,8 @@ TEST(CpuExecutorBroken, DeletedReceiveLeavesAMessageNobodyReceived) {
   // Drop the last step of a receiving threadblock (nothing depends on a final step).
   for (GpuProgram& g : p.gpus) {
     for (Threadblock& tb : g.threadblocks) {
-      if (!tb.steps.empty() && tb.steps.back().type == StepType::kRecv && !tb.steps.back().has_dep) {
+      if (!tb.steps.empty() && tb.steps.back().type == StepType::kRecv &&
+          !tb.steps.back().has_dep) {
         tb.steps.pop_back();
         const HarnessResult r = run_checked(p);
         ASSERT_FALSE(r.ok);
@@ -307,10 +368,9 @@ TEST(CpuExecutorBroken, OffsetOutOfRangeIsAUserErrorNamingTheStep) {
 
 TEST(CpuExecutorBroken, ReceiveWithoutAnySenderIsAUserError) {
   Program p = ring_allgather4();
-  p.gpus[0].threadblocks.push_back(make_tb(static_cast<int>(p.gpus[0].threadblocks.size()), -1, 2,
-                                           {make_step(StepType::kRecv, Buffer::kInput, -1,
-                                                      Buffer::kOutput, 0)},
-                                           5));
+  p.gpus[0].threadblocks.push_back(
+      make_tb(static_cast<int>(p.gpus[0].threadblocks.size()), -1, 2,
+              {make_step(StepType::kRecv, Buffer::kInput, -1, Buffer::kOutput, 0)}, 5));
   EXPECT_THROW(CpuExecutor{p}, UserError);
 }
 
@@ -411,8 +471,8 @@ TEST(CpuExecutorScale, SixtyFourRanksWithHundredsOfThreadblocks) {
 }
 
 TEST(CpuExecutor, InPlaceAllgatherAndReducescatter) {
-  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                              CollectiveKind::kAllReduce}) {
+  for (CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
     const Program p = ring_program(kind, 4, /*inplace=*/true);
     HarnessOptions o = checked(DataType::kFloat64);
     o.inplace = true;

@@ -149,7 +149,8 @@ HarnessResult run_xml(const std::string& path, bool inplace) {
   o.exec.slices = 2;
   o.exec.timeout_s = 20;
   int chunks = 0;
-  for (const GpuProgram& g : p.gpus) chunks = std::max(chunks, std::max(g.input_chunks, g.output_chunks));
+  for (const GpuProgram& g : p.gpus)
+    chunks = std::max(chunks, std::max(g.input_chunks, g.output_chunks));
   return run_program(p, 4 * 16 * chunks, o);
 }
 
@@ -172,8 +173,8 @@ TEST(ShippedXml, GoodFilesPassTheCheck) {
 
 TEST(ShippedXml, DefectiveFilesFailTheCheckCleanly) {
   const std::string dir = std::string(CCSYNTH_SOURCE_DIR) + "/tests/golden/xml/";
-  for (const char* file : {"defect_rs_ag_scratch_uninit.executor.xml",
-                           "defect_hier_allreduce_dgx1x2.executor.xml"}) {
+  for (const char* file :
+       {"defect_rs_ag_scratch_uninit.executor.xml", "defect_hier_allreduce_dgx1x2.executor.xml"}) {
     const HarnessResult r = run_xml(dir + file, false);
     EXPECT_FALSE(r.ok) << file;
     EXPECT_GT(r.mismatches, 0) << file;

@@ -17,9 +17,8 @@ TEST(Bounds, RingAllgatherGoldenValues) {
   const double alpha = 0.7, beta = 46.0;
   const int n = 8;
   const int64_t bytes = 1 << 20;
-  const LowerBound b =
-      lower_bound(ring_topology(n, alpha, beta), make_collective(CollectiveKind::kAllGather, n),
-                  bytes);
+  const LowerBound b = lower_bound(ring_topology(n, alpha, beta),
+                                   make_collective(CollectiveKind::kAllGather, n), bytes);
   EXPECT_DOUBLE_EQ(b.latency_us, 4 * alpha);  // the opposite rank is 4 hops away
   EXPECT_NEAR(b.ingress_egress_us, alpha + (n - 1) * beta / 2.0, 1e-9);
   // The exact cut bound includes the single-rank cuts; half the ring (4 chunks through 2
@@ -67,8 +66,8 @@ TEST(Bounds, AlltoallCutAcrossBisection) {
 TEST(Bounds, CandidateCutsMatchExactOnRings) {
   for (int n : {6, 10, 12}) {
     const Topology topo = ring_topology(n, 1.0, 10.0);
-    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                                CollectiveKind::kAllToAll}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll}) {
       const Collective c = make_collective(kind, n);
       const LowerBound exact = lower_bound(topo, c, 1 << 20);
       BoundOptions o;
@@ -101,8 +100,8 @@ TEST(Bounds, SharedPortCountsOnce) {
   const LowerBound b = lower_bound(shared, ag, 1 << 20);
   EXPECT_NEAR(b.ingress_egress_us, 60.0, 1e-9);
   EXPECT_NEAR(b.lower_bound_us, 60.0, 1e-9);
-  EXPECT_NEAR(lower_bound(testing::switch_topology(4, 0.0, 10.0), ag, 1 << 20).lower_bound_us,
-              30.0, 1e-9);
+  EXPECT_NEAR(lower_bound(testing::switch_topology(4, 0.0, 10.0), ag, 1 << 20).lower_bound_us, 30.0,
+              1e-9);
   // Cuts see at most 3 chunks entering through one port ({0}: 3 x 10; {0, 1}: 2 x 10, the
   // shared port counted once); total traffic: 12 transfers over 2 ingress ports.
   EXPECT_NEAR(b.cut_us, 30.0, 1e-9);
@@ -128,9 +127,9 @@ TEST(Bounds, SharedNicCutOverNodes) {
 }
 
 TEST(Bounds, RejectsRankMismatch) {
-  EXPECT_THROW(lower_bound(ring_topology(4, 1.0, 1.0),
-                           make_collective(CollectiveKind::kAllGather, 5), 1024),
-               UserError);
+  EXPECT_THROW(
+      lower_bound(ring_topology(4, 1.0, 1.0), make_collective(CollectiveKind::kAllGather, 5), 1024),
+      UserError);
 }
 
 // Property: no simulated time is below the bound, over programs x topologies x sizes x options.
@@ -147,19 +146,21 @@ std::vector<Case> cases() {
     const Collective ag = make_collective(CollectiveKind::kAllGather, n);
     const Collective ar = make_collective(CollectiveKind::kAllReduce, n);
     out.push_back({"ring-ag-bi", testing::ring_allgather(n), ring_topology(n, 0.7, 46.0), ag});
-    out.push_back({"ring-ag-uni", testing::ring_allgather(n, 3),
-                   ring_topology(n, 1.3, 20.0, false), ag});
+    out.push_back(
+        {"ring-ag-uni", testing::ring_allgather(n, 3), ring_topology(n, 1.3, 20.0, false), ag});
     out.push_back({"ring-ag-lanes", testing::ring_allgather(n, 4),
                    ring_topology(n, 0.5, 30.0, false, 4), ag});
-    out.push_back({"direct-ag-ring", testing::direct_allgather(n), ring_topology(n, 0.7, 46.0), ag});
+    out.push_back(
+        {"direct-ag-ring", testing::direct_allgather(n), ring_topology(n, 0.7, 46.0), ag});
     out.push_back({"direct-ag-switch", testing::direct_allgather(n),
                    testing::switch_topology(n, 2.0, 8.0), ag});
     out.push_back({"ring-ag-switch", testing::ring_allgather(n, 2),
                    testing::switch_topology(n, 2.0, 8.0), ag});
-    out.push_back({"ring-ar-uni", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0, false), ar});
+    out.push_back(
+        {"ring-ar-uni", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0, false), ar});
     out.push_back({"ring-ar-bi", testing::ring_allreduce(n), ring_topology(n, 0.4, 12.0), ar});
-    out.push_back({"ring-ar-switch", testing::ring_allreduce(n),
-                   testing::switch_topology(n, 1.0, 5.0), ar});
+    out.push_back(
+        {"ring-ar-switch", testing::ring_allreduce(n), testing::switch_topology(n, 1.0, 5.0), ar});
     out.push_back({"direct-ag-shared", testing::direct_allgather(n),
                    testing::shared_switch_topology(n, 2, 2.0, 8.0), ag});
     out.push_back({"ring-ag-shared", testing::ring_allgather(n, 2),
@@ -179,8 +180,8 @@ std::vector<Case> cases() {
 TEST(Bounds, SimulationNeverBeatsTheBound) {
   int checked = 0;
   for (const Case& c : cases()) {
-    for (int64_t bytes : {int64_t{0}, int64_t{1024}, int64_t{100000}, int64_t{1} << 20,
-                          int64_t{48} << 20}) {
+    for (int64_t bytes :
+         {int64_t{0}, int64_t{1024}, int64_t{100000}, int64_t{1} << 20, int64_t{48} << 20}) {
       for (Protocol protocol : {Protocol::kSimple, Protocol::kLL, Protocol::kLL128}) {
         for (bool pipelining : {false, true}) {
           Program program = c.program;

@@ -99,9 +99,9 @@ TEST(SimIntegration, BaselinesNeverBeatTheBound) {
   int checked = 0;
   for (const char* name : {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2"}) {
     const Topology t = topologies::make_builtin(name);
-    for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                                CollectiveKind::kAllReduce, CollectiveKind::kAllToAll,
-                                CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
+          CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kReduce}) {
       const Collective c = make_collective(kind, t.num_ranks);
       for (synth::BaselineKind b : synth::all_baseline_kinds()) {
         if (!synth::baseline_applies(b, c, t)) continue;

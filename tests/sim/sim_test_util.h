@@ -4,9 +4,9 @@
 
 #include <string>
 
+#include "../verify/test_programs.h"
 #include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
-#include "../verify/test_programs.h"
 
 namespace ccsynth::sim::testing {
 
@@ -86,8 +86,8 @@ inline Program ring_allgather(int n, int instances = 1) {
       tb.send_peer = mod(r + 1, n);
       tb.recv_peer = mod(r - 1, n);
       tb.channel = i;
-      tb.steps.push_back(make_step(StepType::kSend, Buffer::kInput, i, Buffer::kOutput,
-                                   r * instances + i));
+      tb.steps.push_back(
+          make_step(StepType::kSend, Buffer::kInput, i, Buffer::kOutput, r * instances + i));
       for (int k = 1; k < n; ++k) {
         const int from = mod(r - k, n);
         tb.steps.push_back(make_step(k + 1 < n ? StepType::kRecvCopySend : StepType::kRecv,
@@ -99,8 +99,8 @@ inline Program ring_allgather(int n, int instances = 1) {
     // The local copy of the own input, on a separate threadblock.
     Threadblock local;
     local.id = instances;
-    local.steps.push_back(make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput,
-                                    r * instances, instances));
+    local.steps.push_back(
+        make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, r * instances, instances));
     gpu.threadblocks.push_back(local);
     p.gpus.push_back(gpu);
   }
@@ -127,8 +127,8 @@ inline Program direct_allgather(int n) {
       tb.send_peer = peer;
       tb.recv_peer = mod(r - k, n);
       tb.steps.push_back(make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, r));
-      tb.steps.push_back(make_step(StepType::kRecv, Buffer::kOutput, tb.recv_peer,
-                                   Buffer::kOutput, tb.recv_peer));
+      tb.steps.push_back(
+          make_step(StepType::kRecv, Buffer::kOutput, tb.recv_peer, Buffer::kOutput, tb.recv_peer));
       gpu.threadblocks.push_back(tb);
     }
     p.gpus.push_back(gpu);

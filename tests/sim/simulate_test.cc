@@ -108,14 +108,17 @@ TEST(Simulate, FifoSlotsLimitOutstandingSends) {
   Threadblock sender;
   sender.send_peer = 1;
   for (int c = 0; c < 4; ++c) {
-    sender.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, c, Buffer::kOutput, c));
+    sender.steps.push_back(
+        testing::make_step(StepType::kSend, Buffer::kInput, c, Buffer::kOutput, c));
   }
   p.gpus[0].threadblocks.push_back(sender);
   Threadblock receiver;
   receiver.recv_peer = 0;
-  receiver.steps.push_back(testing::make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0, 4));
+  receiver.steps.push_back(
+      testing::make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0, 4));
   for (int c = 0; c < 4; ++c) {
-    receiver.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, c, Buffer::kOutput, c));
+    receiver.steps.push_back(
+        testing::make_step(StepType::kRecv, Buffer::kInput, c, Buffer::kOutput, c));
   }
   p.gpus[1].threadblocks.push_back(receiver);
   const Topology topo = ring_topology(2, 1.0, 1.0);
@@ -200,14 +203,16 @@ TEST(Simulate, SwitchPortsSerializeIngress) {
     if (r > 0) {
       Threadblock tb;
       tb.send_peer = 0;
-      tb.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, r));
+      tb.steps.push_back(
+          testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, r));
       g.threadblocks.push_back(tb);
     } else {
       for (int q = 1; q < 4; ++q) {
         Threadblock tb;
         tb.id = q - 1;
         tb.recv_peer = q;
-        tb.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, q));
+        tb.steps.push_back(
+            testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, q));
         g.threadblocks.push_back(tb);
       }
     }
@@ -242,10 +247,12 @@ Program point_to_point(int n, const std::vector<std::pair<int, int>>& pairs) {
       tb.id = static_cast<int>(g.threadblocks.size());
       if (src == r) {
         tb.send_peer = dst;
-        tb.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, src));
+        tb.steps.push_back(
+            testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, src));
       } else if (dst == r) {
         tb.recv_peer = src;
-        tb.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, src));
+        tb.steps.push_back(
+            testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, src));
       } else {
         continue;
       }
@@ -262,13 +269,14 @@ TEST(Simulate, SharedSwitchPortCarriesOneTransferPerDirection) {
   const Topology own = testing::switch_topology(4, 1.0, 10.0);
   const int64_t mib = 1 << 20;
   // One rank alone gets the whole port.
-  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}}), shared, mib, synchronous()).time_us, 11.0, 1e-9);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}}), shared, mib, synchronous()).time_us, 11.0,
+              1e-9);
   // Two ranks sharing the egress (and here also the ingress) take twice as long ...
   EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), shared, mib, synchronous()).time_us,
               22.0, 1e-9);
   // ... while with a port each they run concurrently.
-  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), own, mib, synchronous()).time_us,
-              11.0, 1e-9);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), own, mib, synchronous()).time_us, 11.0,
+              1e-9);
   // Only the ingress shared: 0 and 2 have their own egress ports but 4 and 5 share one.
   const Topology ingress = testing::shared_switch_topology(6, 2, 1.0, 10.0);
   EXPECT_NEAR(simulate(point_to_point(6, {{0, 4}, {2, 5}}), ingress, mib, synchronous()).time_us,

@@ -23,9 +23,8 @@ void PrintTo(BaselineKind kind, std::ostream* os) { *os << to_string(kind); }
 
 namespace {
 
-const std::vector<std::string> kTopologies = {"ring:8",   "fc:8",       "dgx1",
-                                              "dgx2",     "ndv2x2",     "mesh2d:4x4",
-                                              "torus2d:4x4", "hypercube:3"};
+const std::vector<std::string> kTopologies = {"ring:8", "fc:8",       "dgx1",        "dgx2",
+                                              "ndv2x2", "mesh2d:4x4", "torus2d:4x4", "hypercube:3"};
 
 const Topology& topology(const std::string& name) {
   static std::map<std::string, Topology> cache;
@@ -45,8 +44,8 @@ bool known_compile_limit(BaselineKind kind, const Collective& c, const Topology&
 
 // Every applicable (baseline, collective, topology, chunks) builds a correct algorithm that
 // only uses the topology's connections.
-class BaselineMatrix
-    : public ::testing::TestWithParam<std::tuple<BaselineKind, std::string, int>> {};
+class BaselineMatrix : public ::testing::TestWithParam<std::tuple<BaselineKind, std::string, int>> {
+};
 
 TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
   const auto [kind, topo_name, chunks] = GetParam();
@@ -94,9 +93,9 @@ TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
         verify::VerifyProgramOptions vo;
         vo.collective = &replicated;
         const auto program_report = verify::verify_program(p, vo);
-        EXPECT_TRUE(program_report.ok()) << to_string(kind) << " " << c << " on " << t.name
-                                         << " x" << instances << "\n"
-                                         << program_report.summary();
+        EXPECT_TRUE(program_report.ok())
+            << to_string(kind) << " " << c << " on " << t.name << " x" << instances << "\n"
+            << program_report.summary();
         const std::string xml = formats::write_msccl_xml(p);
         Program back = formats::read_msccl_xml(xml, "roundtrip.xml");
         back.root = p.root;  // the XML has no root attribute (core/program.h)
@@ -117,17 +116,17 @@ TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    All, BaselineMatrix,
-    ::testing::Combine(::testing::ValuesIn(all_baseline_kinds()), ::testing::ValuesIn(kTopologies),
-                       ::testing::Values(1, 2)),
-    [](const auto& info) {
-      std::string topo = std::get<1>(info.param);
-      for (char& ch : topo)
-        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return to_string(std::get<0>(info.param)) + "_" + topo + "_c" +
-             std::to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(All, BaselineMatrix,
+                         ::testing::Combine(::testing::ValuesIn(all_baseline_kinds()),
+                                            ::testing::ValuesIn(kTopologies),
+                                            ::testing::Values(1, 2)),
+                         [](const auto& info) {
+                           std::string topo = std::get<1>(info.param);
+                           for (char& ch : topo)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return to_string(std::get<0>(info.param)) + "_" + topo + "_c" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
 
 int steps(BaselineKind kind, CollectiveKind ck, const std::string& topo, int chunks = 1,
           BaselineOptions o = {}) {
@@ -143,7 +142,7 @@ TEST(Baselines, StepCountsMatchTheTextbook) {
   EXPECT_EQ(steps(BK::kRing, CK::kAllReduce, "ring:8"), 14);
   EXPECT_EQ(steps(BK::kRing, CK::kAllToAll, "ring:8"), 7);
   EXPECT_EQ(steps(BK::kDirect, CK::kAllGather, "fc:8"), 1);
-  EXPECT_EQ(steps(BK::kDirect, CK::kAllReduce, "fc:8"), 2);  // MSCCLang all-pairs: 2 steps
+  EXPECT_EQ(steps(BK::kDirect, CK::kAllReduce, "fc:8"), 2);   // MSCCLang all-pairs: 2 steps
   EXPECT_EQ(steps(BK::kDirect, CK::kAllToAll, "ring:8"), 4);  // relayed over the diameter
   EXPECT_EQ(steps(BK::kRecursiveDoubling, CK::kAllGather, "hypercube:3"), 3);
   EXPECT_EQ(steps(BK::kRecursiveDoubling, CK::kAllReduce, "hypercube:3"), 3);
@@ -221,9 +220,12 @@ TEST(Baselines, ClearErrorsWhenNotApplicable) {
     return std::string("no error");
   };
   EXPECT_NE(message(BaselineKind::kRecursiveDoubling, CollectiveKind::kAllGather, ring)
-                .find("no placement"), std::string::npos);
-  EXPECT_NE(message(BaselineKind::kRecursiveDoubling, CollectiveKind::kAllGather,
-                    topology("mesh2d:4x4")).find("placement"), std::string::npos);
+                .find("no placement"),
+            std::string::npos);
+  EXPECT_NE(
+      message(BaselineKind::kRecursiveDoubling, CollectiveKind::kAllGather, topology("mesh2d:4x4"))
+          .find("placement"),
+      std::string::npos);
   const Topology fc6 = topologies::make_builtin("fc:6");
   EXPECT_NE(message(BaselineKind::kRhd, CollectiveKind::kAllReduce, fc6).find("power-of-two"),
             std::string::npos);
@@ -231,9 +233,11 @@ TEST(Baselines, ClearErrorsWhenNotApplicable) {
             std::string::npos);
   EXPECT_NE(message(BaselineKind::kHier, CollectiveKind::kAllReduce, ring).find("multi-node"),
             std::string::npos);
-  EXPECT_FALSE(baseline_applies(BaselineKind::kTwoStep, make_collective(CollectiveKind::kAllToAll, 8), ring));
-  EXPECT_THROW(make_baseline(BaselineKind::kRing, make_collective(CollectiveKind::kAllGather, 4), ring),
-               UserError);
+  EXPECT_FALSE(baseline_applies(BaselineKind::kTwoStep,
+                                make_collective(CollectiveKind::kAllToAll, 8), ring));
+  EXPECT_THROW(
+      make_baseline(BaselineKind::kRing, make_collective(CollectiveKind::kAllGather, 4), ring),
+      UserError);
   EXPECT_THROW(parse_baseline_kind("bogus"), UserError);
 }
 
@@ -245,13 +249,13 @@ TEST(Baselines, NamesRoundTrip) {
 TEST(Baselines, MultiNodeBaselinesVerifyOnClusters) {
   for (const std::string name : {"dgx1x2", "dgx2x2", "ndv4x2"}) {
     const Topology& t = topology(name);
-    for (CollectiveKind ck : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                              CollectiveKind::kAllReduce}) {
+    for (CollectiveKind ck :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
       const Algorithm a = make_baseline(BaselineKind::kHier, make_collective(ck, t.num_ranks), t);
       EXPECT_TRUE(verify::verify_algorithm(a, &t).ok()) << a.name << " on " << name;
     }
-    const Algorithm a2a =
-        make_baseline(BaselineKind::kTwoStep, make_collective(CollectiveKind::kAllToAll, t.num_ranks), t);
+    const Algorithm a2a = make_baseline(BaselineKind::kTwoStep,
+                                        make_collective(CollectiveKind::kAllToAll, t.num_ranks), t);
     EXPECT_TRUE(verify::verify_algorithm(a2a, &t).ok()) << name;
     // Cross-node ops only in the aggregated step: each (source, destination) rank pair once.
     std::set<std::pair<int, int>> pairs;

@@ -108,8 +108,10 @@ TEST(Invert, RedundantDeliveriesAreDropped) {
   // one step (from 0 and from 1 is impossible at step 0, so use step 1 from both 0 and 1).
   Algorithm bc;
   bc.collective = make_collective(CollectiveKind::kBroadcast, 3);
-  bc.ops = {{0, 0, 1, OpKind::kCopy, 0}, {0, 0, 1, OpKind::kCopy, 1},
-            {0, 0, 2, OpKind::kCopy, 1}, {0, 1, 2, OpKind::kCopy, 1}};
+  bc.ops = {{0, 0, 1, OpKind::kCopy, 0},
+            {0, 0, 1, OpKind::kCopy, 1},
+            {0, 0, 2, OpKind::kCopy, 1},
+            {0, 1, 2, OpKind::kCopy, 1}};
   const Algorithm red = invert(bc);
   EXPECT_EQ(red.ops.size(), 2u) << red;
   expect_valid(red);

@@ -81,8 +81,8 @@ void expect_shape(const Algorithm& a, const Topology& t, int steps, int rounds) 
     const auto [step, src, dst] = key;
     const Link* link = t.find_link(src, dst);
     ASSERT_NE(link, nullptr);
-    EXPECT_LE(n, link->lanes * a.rounds_per_step[step]) << "step " << step << " " << src << "->"
-                                                         << dst;
+    EXPECT_LE(n, link->lanes * a.rounds_per_step[step])
+        << "step " << step << " " << src << "->" << dst;
   }
 }
 
@@ -92,6 +92,14 @@ struct Case {
   int chunks, steps, rounds;
   bool sat;
 };
+
+// "dgx1_allgather_C1_S2_R2", with "_unsat" for the rows no algorithm exists for.
+std::string case_name(const Case& c) {
+  return std::string(c.topology) + "_" + to_string(c.kind) + "_C" + std::to_string(c.chunks) +
+         "_S" + std::to_string(c.steps) + "_R" + std::to_string(c.rounds) + (c.sat ? "" : "_unsat");
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 
 class SccLInstanceTest : public ::testing::TestWithParam<Case> {};
 
@@ -115,37 +123,37 @@ TEST_P(SccLInstanceTest, MatchesPaperAndVerifies) {
 // rows Pareto-optimal (one chunk more at the same S and R, or one step fewer).
 INSTANTIATE_TEST_SUITE_P(
     Tables, SccLInstanceTest,
-    ::testing::Values(
-        Case{"dgx1", CollectiveKind::kAllGather, 1, 2, 2, true},
-        Case{"dgx1", CollectiveKind::kAllGather, 1, 1, 1, false},
-        Case{"dgx1", CollectiveKind::kAllGather, 2, 2, 2, false},
-        Case{"dgx1", CollectiveKind::kAllGather, 2, 3, 3, true},
-        Case{"dgx1", CollectiveKind::kAllGather, 3, 3, 3, false},
-        Case{"dgx1", CollectiveKind::kAllGather, 3, 4, 4, true},
-        Case{"dgx1", CollectiveKind::kAllGather, 2, 2, 3, true},
-        Case{"dgx1", CollectiveKind::kAllGather, 7, 3, 7, false},
-        Case{"dgx1", CollectiveKind::kReduceScatter, 2, 2, 3, true},
-        Case{"dgx1", CollectiveKind::kAllReduce, 8, 4, 4, true},
-        Case{"dgx1", CollectiveKind::kAllReduce, 16, 4, 6, true},
-        Case{"dgx1", CollectiveKind::kBroadcast, 2, 2, 2, true},
-        Case{"dgx1", CollectiveKind::kBroadcast, 6, 3, 3, true},
-        Case{"dgx1", CollectiveKind::kBroadcast, 6, 3, 5, true},
-        Case{"dgx1", CollectiveKind::kReduce, 6, 3, 3, true},
-        Case{"dgx1", CollectiveKind::kGather, 1, 2, 2, true},
-        Case{"dgx1", CollectiveKind::kScatter, 2, 3, 3, true},
-        Case{"dgx1", CollectiveKind::kAllToAll, 8, 3, 3, true},
-        Case{"dgx1", CollectiveKind::kAllToAll, 8, 2, 3, true},
-        Case{"dgx1", CollectiveKind::kAllToAll, 8, 2, 2, false},
-        Case{"amd", CollectiveKind::kAllGather, 1, 4, 4, true},
-        Case{"amd", CollectiveKind::kAllGather, 1, 3, 3, false},
-        Case{"amd", CollectiveKind::kAllGather, 2, 7, 7, true},
-        Case{"amd", CollectiveKind::kAllGather, 2, 4, 7, true},
-        Case{"amd", CollectiveKind::kAllReduce, 16, 8, 14, true},
-        Case{"amd", CollectiveKind::kBroadcast, 2, 4, 4, true},
-        Case{"amd", CollectiveKind::kBroadcast, 4, 5, 5, true},
-        Case{"amd", CollectiveKind::kGather, 2, 4, 7, true},
-        Case{"amd", CollectiveKind::kAllToAll, 8, 4, 8, true},
-        Case{"amd", CollectiveKind::kAllToAll, 8, 4, 7, false}));
+    ::testing::Values(Case{"dgx1", CollectiveKind::kAllGather, 1, 2, 2, true},
+                      Case{"dgx1", CollectiveKind::kAllGather, 1, 1, 1, false},
+                      Case{"dgx1", CollectiveKind::kAllGather, 2, 2, 2, false},
+                      Case{"dgx1", CollectiveKind::kAllGather, 2, 3, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllGather, 3, 3, 3, false},
+                      Case{"dgx1", CollectiveKind::kAllGather, 3, 4, 4, true},
+                      Case{"dgx1", CollectiveKind::kAllGather, 2, 2, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllGather, 7, 3, 7, false},
+                      Case{"dgx1", CollectiveKind::kReduceScatter, 2, 2, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllReduce, 8, 4, 4, true},
+                      Case{"dgx1", CollectiveKind::kAllReduce, 16, 4, 6, true},
+                      Case{"dgx1", CollectiveKind::kBroadcast, 2, 2, 2, true},
+                      Case{"dgx1", CollectiveKind::kBroadcast, 6, 3, 3, true},
+                      Case{"dgx1", CollectiveKind::kBroadcast, 6, 3, 5, true},
+                      Case{"dgx1", CollectiveKind::kReduce, 6, 3, 3, true},
+                      Case{"dgx1", CollectiveKind::kGather, 1, 2, 2, true},
+                      Case{"dgx1", CollectiveKind::kScatter, 2, 3, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllToAll, 8, 3, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllToAll, 8, 2, 3, true},
+                      Case{"dgx1", CollectiveKind::kAllToAll, 8, 2, 2, false},
+                      Case{"amd", CollectiveKind::kAllGather, 1, 4, 4, true},
+                      Case{"amd", CollectiveKind::kAllGather, 1, 3, 3, false},
+                      Case{"amd", CollectiveKind::kAllGather, 2, 7, 7, true},
+                      Case{"amd", CollectiveKind::kAllGather, 2, 4, 7, true},
+                      Case{"amd", CollectiveKind::kAllReduce, 16, 8, 14, true},
+                      Case{"amd", CollectiveKind::kBroadcast, 2, 4, 4, true},
+                      Case{"amd", CollectiveKind::kBroadcast, 4, 5, 5, true},
+                      Case{"amd", CollectiveKind::kGather, 2, 4, 7, true},
+                      Case{"amd", CollectiveKind::kAllToAll, 8, 4, 8, true},
+                      Case{"amd", CollectiveKind::kAllToAll, 8, 4, 7, false}),
+    [](const ::testing::TestParamInfo<Case>& info) { return case_name(info.param); });
 
 // The bounds filter in synthesize_sccl() must agree with the solver: below b_l the encoding itself
 // is UNSAT (allgather (2,2,2) on the DGX-1: 14 chunks to receive, 12 lane-rounds).

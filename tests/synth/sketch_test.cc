@@ -109,7 +109,8 @@ TEST(Sketch, Listing1WithCommentsAndChunkToRelayMap) {
                          "beta_split": {"1": 1, "3": 2}, "chunk_to_relay_map": [2, 1]},
     "symmetry_offsets": [[2, 4]],
     "hyperparameters": {"input_chunkup": 2, "input_size": "1M"}
-  })", "l1.json");
+  })",
+                                     "l1.json");
   EXPECT_EQ(s.input_size, int64_t{1} << 20);
   EXPECT_DOUBLE_EQ(s.internode.beta_split.at(3), 2.0);
   // chunk_to_relay_map [2, 1]: chunk of GPU rp goes via (rp / 2) * 2 + 1.
@@ -128,7 +129,8 @@ TEST(Sketch, ShippedExamplesParse) {
   EXPECT_EQ(*sk1.input_size, 2 << 20);
   EXPECT_EQ(sk1.input_chunkup, 2);
   EXPECT_EQ(sk1.intranode.policies[0], SwitchPolicy::kUcMin);
-  EXPECT_EQ(read_sketch_file(kExamples + "dgx2-sk-2.json").internode.conn, InternodeConn::kDirectMap);
+  EXPECT_EQ(read_sketch_file(kExamples + "dgx2-sk-2.json").internode.conn,
+            InternodeConn::kDirectMap);
 }
 
 TEST(Sketch, DefaultsOfAnEmptySketch) {
@@ -201,18 +203,19 @@ TEST(Sketch, FitsTopology) {
 
 TEST(LogicalTopology, Dgx2Sketch1KeepsRelayLinksOnly) {
   const Topology t = topologies::make_builtin("dgx2x2");
-  const LogicalTopology lt = make_logical_topology(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), t);
+  const LogicalTopology lt =
+      make_logical_topology(read_sketch_file(kPublished + "sk1-dgx2-n2.json"), t);
   int internode = 0, intranode = 0;
   for (const LogicalLink& l : lt.links) {
     if (l.internode) {
       ++internode;
-      EXPECT_EQ(l.src % 2, 1);                  // odd senders
-      EXPECT_EQ(l.dst % 16, l.src % 16 - 1);    // to GPU 2k of the other node
+      EXPECT_EQ(l.src % 2, 1);                // odd senders
+      EXPECT_EQ(l.dst % 16, l.src % 16 - 1);  // to GPU 2k of the other node
       EXPECT_EQ(l.hyperedge, -1);
     } else {
       ++intranode;
       EXPECT_EQ(l.hyperedge, 0);
-      EXPECT_GE(l.port, 0);                     // NVSwitch port
+      EXPECT_GE(l.port, 0);  // NVSwitch port
     }
   }
   EXPECT_EQ(internode, 16);
@@ -246,7 +249,9 @@ TEST(LogicalTopology, RejectsBrokenSymmetryAndDisconnection) {
   // Only GPU 0 of node 0's numbering sends, but offset 1 maps sender 0 to GPU 1.
   try {
     make_logical_topology(parse_sketch_text(R"({"nnodes": 2, "internode_sketch":
-        {"internode_conn": {"0": [1]}}, "symmetry_offsets": [[1, 8]]})", "s.json"), t);
+        {"internode_conn": {"0": [1]}}, "symmetry_offsets": [[1, 8]]})",
+                                            "s.json"),
+                          t);
     ADD_FAILURE() << "asymmetric offset accepted";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "symmetry_offsets");
@@ -254,7 +259,9 @@ TEST(LogicalTopology, RejectsBrokenSymmetryAndDisconnection) {
   // GPU 2 of NDv2 has no NIC, so a sketch whose only sender is GPU 2 disconnects the nodes.
   try {
     make_logical_topology(parse_sketch_text(R"({"nnodes": 2, "internode_sketch":
-        {"internode_conn": {"2": [2]}}})", "d.json"), t);
+        {"internode_conn": {"2": [2]}}})",
+                                            "d.json"),
+                          t);
     ADD_FAILURE() << "disconnected logical topology accepted";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "internode_sketch");

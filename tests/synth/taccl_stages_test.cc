@@ -120,7 +120,8 @@ TEST(TacclOrdering, GreedyRespectsDependenciesAndLinks) {
   const Topology t = line(4);
   const Sketch s = empty_sketch();
   const LogicalTopology lt = make_logical_topology(s, t);
-  const Routing r = route(lt, s, make_collective(CollectiveKind::kAllGather, 4, 1), 1024, {}, nullptr);
+  const Routing r =
+      route(lt, s, make_collective(CollectiveKind::kAllGather, 4, 1), 1024, {}, nullptr);
   const Ordering o = order_transfers(r.transfers, lt, s, 1024);
   for (size_t i = 0; i < r.transfers.size(); ++i) {
     for (int p : r.transfers[i].preds) EXPECT_GE(o.greedy.send_us[i], o.greedy.arrive_us[p] - 1e-9);
@@ -158,7 +159,8 @@ TEST(TacclRouting, SymmetryFoldsVariables) {
 
 TEST(TacclSketch, Dgx2Sketch1RelaysOnlyThroughMappedSenders) {
   const Topology t = topologies::make_builtin("dgx2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
   TacclOptions o;
   o.time_limit_s = 5;
   o.exact_schedule = false;
@@ -244,8 +246,8 @@ TEST(TacclRouting, IntraNodeRelaySpreadsTheEntryRanksFanOut) {
   EXPECT_GE(relays, 2);  // every chunk of the other node is relayed once or sent twice by 3
   TacclOptions o;
   o.time_limit_s = 5;
-  for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter,
-                           CollectiveKind::kAllReduce}) {
+  for (CollectiveKind k :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
     const TacclResult r = synthesize_taccl(t, s, k, o);
     ASSERT_TRUE(r.algorithm);
     const verify::VerifyReport v = verify::verify_algorithm(*r.algorithm, &t);
@@ -259,7 +261,8 @@ TEST(TacclRouting, Dgx2Sketch1RelaysBalanceTheNvswitchEgress) {
   // partner 2k+1 only 30. Relays spread that fan-out: 960 sends per node over 16 ports, at most
   // 62 on any GPU (the relaxed optimum, GPU 2k+1's 62 receives).
   const Topology t = topologies::make_builtin("dgx2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/dgx2-sk-1.json");
   const LogicalTopology lt = make_logical_topology(s, t);
   const Collective ag = make_collective(CollectiveKind::kAllGather, 32, 2);
   TacclOptions o;
@@ -285,7 +288,8 @@ TEST(Taccl, RejectsUnsupportedCollectivesAndMismatchedSketches) {
 TEST(TacclSharedPorts, Ndv2NicIsOnePortAndSendsDoNotOverlap) {
   // ndv2x2: GPUs 0 and 1 (8 and 9) share their node's NIC, one IB switch port (port_group).
   const Topology t = topologies::make_builtin("ndv2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-2.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-2.json");
   const LogicalTopology lt = make_logical_topology(s, t);
   std::set<std::pair<int, int>> send_ports, recv_ports;
   for (const LogicalLink& l : lt.links) {
@@ -332,7 +336,8 @@ TEST(TacclSharedPorts, Ndv2NicIsOnePortAndSendsDoNotOverlap) {
 TEST(TacclSymmetry, TransferPermutationsFollowTheSketchGroup) {
   // ndv2-sk-1 swaps the two nodes (offset 8 in groups of 16): rank r <-> r + 8 mod 16.
   const Topology t = topologies::make_builtin("ndv2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
   const LogicalTopology lt = make_logical_topology(s, t);
   const Collective ag = make_collective(CollectiveKind::kAllGather, 16, 1);
   const Routing r = route(lt, s, ag, 1 << 16, {}, nullptr);
@@ -357,7 +362,8 @@ TEST(TacclSymmetry, Ndv2AllreduceScheduleIsSymmetricAndProven) {
   // stage 2 local search and the stage 3 MILP make the same choice on both nodes, and the
   // lane lower bound lets CBC prove the schedule within the 2% gap at once.
   const Topology t = topologies::make_builtin("ndv2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
   const TacclResult r = synthesize_taccl(t, s, CollectiveKind::kAllReduce);
   ASSERT_TRUE(r.algorithm);
   EXPECT_TRUE(verify::verify_algorithm(*r.algorithm, &t).ok());
@@ -377,8 +383,8 @@ TEST(TacclSymmetry, Ndv2AllreduceScheduleIsSymmetricAndProven) {
   }
   EXPECT_GT(merged, 0);
   for (const ChunkOp& op : r.algorithm->ops) {
-    EXPECT_TRUE(ops.count({(op.chunk + 8) % 16, (op.src + 8) % 16, (op.dst + 8) % 16, op.step,
-                           op.count}))
+    EXPECT_TRUE(
+        ops.count({(op.chunk + 8) % 16, (op.src + 8) % 16, (op.dst + 8) % 16, op.step, op.count}))
         << "no mirror of chunk " << op.chunk << " " << op.src << "->" << op.dst;
   }
 }
@@ -422,8 +428,10 @@ double makespan_with_merges(const std::vector<Transfer>& transfers, const Logica
       double send = 0.0;
       bool ready = true;
       for (int w : waits[g]) {
-        if (w == g || finish[w] < 0) ready = false;
-        else send = std::max(send, finish[w]);
+        if (w == g || finish[w] < 0)
+          ready = false;
+        else
+          send = std::max(send, finish[w]);
       }
       if (!ready) continue;
       const LogicalLink& link = lt.links[transfers[g].link];
@@ -444,7 +452,8 @@ TEST(TacclSchedule, ContiguityOptimumAndLowerBoundAgreeWithExhaustiveSearch) {
   // timed independently: stage 3's schedule must be within its 2% gap of the best one, and the
   // lower bound it reports (objective x (1 - gap)) must not exceed it.
   const Topology t = topologies::make_builtin("ndv2x2");
-  const Sketch s = read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
+  const Sketch s =
+      read_sketch_file(std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/ndv2-sk-1.json");
   const LogicalTopology lt = make_logical_topology(s, t);
   const Collective ag = make_collective(CollectiveKind::kAllGather, 16, 2);
   const double chunk = 32 * 1024;
@@ -453,7 +462,8 @@ TEST(TacclSchedule, ContiguityOptimumAndLowerBoundAgreeWithExhaustiveSearch) {
   // and make the within-the-gap checks below depend on the load.
   o.stall_s = 0;
   const Routing r = route(lt, s, ag, chunk, o, nullptr);
-  const Ordering ord = order_transfers(r.transfers, lt, s, chunk, o, transfer_symmetries(r.transfers, lt, ag));
+  const Ordering ord =
+      order_transfers(r.transfers, lt, s, chunk, o, transfer_symmetries(r.transfers, lt, ag));
   ASSERT_EQ(ord.symmetries.size(), 1u);
   StageReport report;
   const Schedule sched = schedule_transfers(r.transfers, ord, lt, chunk, o, &report);
@@ -489,8 +499,8 @@ TEST(TacclSchedule, ContiguityOptimumAndLowerBoundAgreeWithExhaustiveSearch) {
   // merges itself, and an over-estimated lower bound would stop it early.
   TacclOptions apart = o;
   apart.contiguity = false;
-  const Ordering unmerged = order_transfers(r.transfers, lt, s, chunk, apart,
-                                            transfer_symmetries(r.transfers, lt, ag));
+  const Ordering unmerged =
+      order_transfers(r.transfers, lt, s, chunk, apart, transfer_symmetries(r.transfers, lt, ag));
   ASSERT_EQ(unmerged.lane_order, ord.lane_order);
   ASSERT_GT(unmerged.greedy.makespan_us, best * (1 + o.relative_gap));
   StageReport alone_report;
@@ -500,7 +510,8 @@ TEST(TacclSchedule, ContiguityOptimumAndLowerBoundAgreeWithExhaustiveSearch) {
   // The schedule's own times are those of its merge choice.
   std::vector<char> chosen(r.transfers.size(), 0);
   for (const auto& lane : ord.lane_order) {
-    for (size_t i = 1; i < lane.size(); ++i) chosen[lane[i]] = sched.group[lane[i]] == sched.group[lane[i - 1]];
+    for (size_t i = 1; i < lane.size(); ++i)
+      chosen[lane[i]] = sched.group[lane[i]] == sched.group[lane[i - 1]];
   }
   EXPECT_NEAR(makespan_with_merges(r.transfers, lt, ord, chunk, chosen), sched.makespan_us, 1e-6);
 }

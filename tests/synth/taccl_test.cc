@@ -47,8 +47,8 @@ TEST_P(ShippedSketches, SynthesizesAndVerifies) {
   EXPECT_EQ(r.algorithm->collective.kind, c.kind);
   for (const ChunkOp& op : r.algorithm->ops) {
     EXPECT_EQ(op.kind, c.kind == CollectiveKind::kReduceScatter ? OpKind::kReduce
-                       : c.kind == CollectiveKind::kAllReduce ? op.kind
-                                                              : OpKind::kCopy);
+                       : c.kind == CollectiveKind::kAllReduce   ? op.kind
+                                                                : OpKind::kCopy);
   }
   // The schedule's start times respect its dependencies, so the program can also run in
   // start-time order; that program is correct too.

@@ -276,8 +276,8 @@ TEST(Tacos, Mesh2x2HeterogeneousTimes) {
   // Ranks 0 1 / 2 3; horizontal links cost 1 us, vertical 3 us. At t=0 every rank gets its
   // horizontal neighbour's chunk (t=1) and its vertical neighbour's (t=3); the diagonal chunk
   // is only at a neighbour from t=3 on, over the cheap link: done at t=4.
-  const Topology t = alpha_only(4, {{0, 1, 1}, {1, 0, 1}, {2, 3, 1}, {3, 2, 1},
-                                    {0, 2, 3}, {2, 0, 3}, {1, 3, 3}, {3, 1, 3}});
+  const Topology t = alpha_only(
+      4, {{0, 1, 1}, {1, 0, 1}, {2, 3, 1}, {3, 2, 1}, {0, 2, 3}, {2, 0, 3}, {1, 3, 3}, {3, 1, 3}});
   const Collective c = make_collective(CollectiveKind::kAllGather, 4);
   const TacosResult r = synthesize_tacos(t, c, bytes_per_chunk(c, 1));
   EXPECT_NEAR(r.time_us, 4.0, 1e-5);
@@ -454,8 +454,7 @@ TEST(Tacos, ReduceScatterIsTheTimedInverseOfAllGather) {
   Topology transposed_topology = t;
   for (Link& l : transposed_topology.links) std::swap(l.src, l.dst);
   const Collective ag = make_collective(CollectiveKind::kAllGather, 8, 2);
-  const TacosResult forward =
-      synthesize_tacos(transposed_topology, ag, bytes_per_chunk(ag, kMiB));
+  const TacosResult forward = synthesize_tacos(transposed_topology, ag, bytes_per_chunk(ag, kMiB));
   EXPECT_DOUBLE_EQ(forward.time_us, r.time_us);
   const Algorithm inverted = invert(forward.algorithm);
   auto key = [](const Algorithm& a) {
@@ -545,20 +544,19 @@ TEST_P(TacosMatrix, VerifiesOnTopology) {
 std::vector<MatrixCase> matrix() {
   std::vector<MatrixCase> out;
   for (const char* t : {"ring5", "uring4", "mesh3x3", "hypercube3", "switch5", "hetero"}) {
-    for (CollectiveKind k : {CollectiveKind::kAllGather, CollectiveKind::kBroadcast,
-                             CollectiveKind::kReduceScatter, CollectiveKind::kReduce,
-                             CollectiveKind::kAllReduce}) {
+    for (CollectiveKind k :
+         {CollectiveKind::kAllGather, CollectiveKind::kBroadcast, CollectiveKind::kReduceScatter,
+          CollectiveKind::kReduce, CollectiveKind::kAllReduce}) {
       for (int chunks : {1, 3}) out.push_back({t, k, chunks});
     }
   }
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, TacosMatrix, ::testing::ValuesIn(matrix()),
-                         [](const auto& info) {
-                           return info.param.topology + "_" + to_string(info.param.kind) + "_c" +
-                                  std::to_string(info.param.chunks);
-                         });
+INSTANTIATE_TEST_SUITE_P(All, TacosMatrix, ::testing::ValuesIn(matrix()), [](const auto& info) {
+  return info.param.topology + "_" + to_string(info.param.kind) + "_c" +
+         std::to_string(info.param.chunks);
+});
 
 // Two nodes of two ranks joined by a link inside; every node's pair shares one port (a NIC)
 // of a switch over all four ranks.
@@ -592,7 +590,8 @@ TEST(TacosTen, SharedSwitchPortIsSplitAmongItsLinks) {
   }
   // Synthesis still verifies on the shared model.
   const Topology t = shared_nic_pair(true);
-  const Algorithm a = synthesize_tacos(t, make_collective(CollectiveKind::kAllGather, 4, 2)).algorithm;
+  const Algorithm a =
+      synthesize_tacos(t, make_collective(CollectiveKind::kAllGather, 4, 2)).algorithm;
   EXPECT_TRUE(verify::verify_algorithm(a, &t).ok());
 }
 

@@ -196,8 +196,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ShapeCase{"switch:5", 5, 0, 1}, ShapeCase{"mesh2d:4x4", 16, 48, 6},
                       ShapeCase{"mesh2d:3x5", 15, 44, 6}, ShapeCase{"torus2d:4x4", 16, 64, 4},
                       ShapeCase{"torus2d:2x3", 6, 18, 2}, ShapeCase{"mesh3d:2x3x4", 24, 92, 6},
-                      ShapeCase{"torus3d:4x4x4", 64, 384, 6},
-                      ShapeCase{"hypercube:3", 8, 24, 3}, ShapeCase{"hypercube:6", 64, 384, 6},
+                      ShapeCase{"torus3d:4x4x4", 64, 384, 6}, ShapeCase{"hypercube:3", 8, 24, 3},
+                      ShapeCase{"hypercube:6", 64, 384, 6},
                       ShapeCase{"dragonfly:4x5", 20, 4 * 10 * 2 + 12, 3},
                       ShapeCase{"dragonfly:3x2", 6, 3 * 2 + 6, 3},
                       ShapeCase{"rfs:2x4x8", 64, 8 * (4 + 2 * 6) * 2, 3}),
@@ -316,11 +316,26 @@ TEST(Names, CanonicalNameRebuildsTheSameTopology) {
 }
 
 TEST(Names, BadNamesThrowUserErrors) {
-  for (const std::string bad :
-       {"dgx3", "ring", "ring:", "ring:1", "ring:x", "mesh2d:4", "mesh2d:4x4x4", "ring:4@gbps=0",
-        "ring:4@alpha=-1", "ring:4@gbps=1/2", "ring:4@foo=1", "ring:4@gbps=1,beta=2",
-        "dgx1@alpha=1", "amdz52x2", "dgx2x0", "hypercube:40", "ring:4@lanes=1.5", "fc:0",
-        "fc:100000", "mesh2d:4096x4096"}) {
+  for (const std::string bad : {"dgx3",
+                                "ring",
+                                "ring:",
+                                "ring:1",
+                                "ring:x",
+                                "mesh2d:4",
+                                "mesh2d:4x4x4",
+                                "ring:4@gbps=0",
+                                "ring:4@alpha=-1",
+                                "ring:4@gbps=1/2",
+                                "ring:4@foo=1",
+                                "ring:4@gbps=1,beta=2",
+                                "dgx1@alpha=1",
+                                "amdz52x2",
+                                "dgx2x0",
+                                "hypercube:40",
+                                "ring:4@lanes=1.5",
+                                "fc:0",
+                                "fc:100000",
+                                "mesh2d:4096x4096"}) {
     EXPECT_THROW(make_builtin(bad), UserError) << bad;
   }
   try {
@@ -336,9 +351,13 @@ TEST(Names, BadNamesThrowUserErrors) {
 TEST(Names, EveryConcreteCatalogEntryBuilds) {
   for (const std::string& pattern : builtin_names()) {
     std::string name = pattern;
-    for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-             {"AxBxC", "2x3x4"}, {"AxB", "3x4"}, {"GxP", "3x4"}, {"xN", "x2"}, {":N", ":6"},
-             {":D", ":3"}}) {
+    for (const auto& [from, to] :
+         std::vector<std::pair<std::string, std::string>>{{"AxBxC", "2x3x4"},
+                                                          {"AxB", "3x4"},
+                                                          {"GxP", "3x4"},
+                                                          {"xN", "x2"},
+                                                          {":N", ":6"},
+                                                          {":D", ":3"}}) {
       const auto pos = name.find(from);
       if (pos != std::string::npos) name.replace(pos, from.size(), to);
     }

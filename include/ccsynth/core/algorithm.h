@@ -30,10 +30,10 @@ struct ChunkOp {
   int src = 0;
   int dst = 0;
   OpKind kind = OpKind::kCopy;
-  int step = 0;           // ops of a step depend only on ops of earlier steps
-  double start_us = -1;   // start time from timed synthesizers (TACCL, TACOS); -1 if none
-  int count = 1;          // chunks chunk..chunk+count-1 travel together
-  int channel = -1;       // optional channel hint for the compiler; -1 lets it choose
+  int step = 0;          // ops of a step depend only on ops of earlier steps
+  double start_us = -1;  // start time from timed synthesizers (TACCL, TACOS); -1 if none
+  int count = 1;         // chunks chunk..chunk+count-1 travel together
+  int channel = -1;      // optional channel hint for the compiler; -1 lets it choose
 
   bool operator==(const ChunkOp&) const = default;
 };
@@ -41,9 +41,9 @@ struct ChunkOp {
 /// An algorithm for one collective on one topology.
 struct Algorithm {
   std::string name;
-  std::string topology;   // topology name it was made for (informational)
+  std::string topology;  // topology name it was made for (informational)
   Collective collective;
-  std::vector<ChunkOp> ops;  // sorted by step by convention (sort_ops restores it)
+  std::vector<ChunkOp> ops;          // sorted by step by convention (sort_ops restores it)
   std::vector<int> rounds_per_step;  // SCCL rounds per step; empty when not meaningful
 
   bool operator==(const Algorithm&) const = default;

@@ -30,7 +30,8 @@ enum class CollectiveKind {
 std::string to_string(CollectiveKind kind);
 /// Parses a name case-insensitively; accepts '_' and '-' separators (reduce_scatter, all-gather).
 /// Throws UserError naming `field` for an unknown name.
-CollectiveKind parse_collective_kind(const std::string& name, const std::string& field = "collective");
+CollectiveKind parse_collective_kind(const std::string& name,
+                                     const std::string& field = "collective");
 /// All built-in kinds (everything but kCustom), in enum order.
 std::vector<CollectiveKind> builtin_collective_kinds();
 
@@ -54,7 +55,7 @@ struct ChunkSpec {
 /// input and output buffer sizes (as the NCCL API does), although only pre/post slots matter.
 struct Collective {
   CollectiveKind kind = CollectiveKind::kCustom;
-  std::string name;         // to_string(kind) for built-ins
+  std::string name;  // to_string(kind) for built-ins
   int num_ranks = 0;
   int chunks_per_rank = 1;  // SCCL's C: a rank's share (see make_collective for each kind)
   int root = 0;             // broadcast, reduce, gather, scatter

@@ -33,9 +33,9 @@ enum class StepType {
 /// Communication protocol of the runtime (case-sensitive in XML).
 enum class Protocol { kSimple, kLL, kLL128 };
 
-char to_char(Buffer buffer);                     // 'i', 'o', 's'
-std::string to_string(StepType type);            // "s", "r", "rcs", ...
-std::string to_string(Protocol protocol);        // "Simple", "LL", "LL128"
+char to_char(Buffer buffer);               // 'i', 'o', 's'
+std::string to_string(StepType type);      // "s", "r", "rcs", ...
+std::string to_string(Protocol protocol);  // "Simple", "LL", "LL128"
 /// Parsers return nullopt for unknown text; callers turn that into a UserError with context.
 std::optional<Buffer> parse_buffer(const std::string& text);
 std::optional<StepType> parse_step_type(const std::string& text);
@@ -104,16 +104,16 @@ struct GpuProgram {
 struct Program {
   std::string name;
   CollectiveKind collective = CollectiveKind::kAllGather;
-  int root = 0;                // for rooted collectives; not part of the XML
+  int root = 0;  // for rooted collectives; not part of the XML
   Protocol protocol = Protocol::kSimple;
-  int num_channels = 1;        // 1 + the largest channel used
-  int chunks_per_loop = 1;     // nchunksperloop
-  int num_ranks = 0;           // ngpus
+  int num_channels = 1;     // 1 + the largest channel used
+  int chunks_per_loop = 1;  // nchunksperloop
+  int num_ranks = 0;        // ngpus
   bool inplace = false;
   bool outofplace = true;
   int64_t min_bytes = 0;
-  int64_t max_bytes = 0;       // 0 = unlimited
-  int num_threads = 0;         // classic nthreads; 0 = runtime default
+  int64_t max_bytes = 0;  // 0 = unlimited
+  int num_threads = 0;    // classic nthreads; 0 = runtime default
   std::vector<GpuProgram> gpus;
 
   bool operator==(const Program&) const = default;

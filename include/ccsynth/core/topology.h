@@ -39,7 +39,7 @@ struct Switch {
   std::vector<int> ranks;
   double alpha_us = 0.0;
   double port_beta_us_per_mb = 0.0;
-  std::string kind = "switch";  // nvswitch, ib, ...
+  std::string kind = "switch";       // nvswitch, ib, ...
   std::vector<int> port_group = {};  // empty: one port per member; else port id per member
 
   bool operator==(const Switch&) const = default;

@@ -31,12 +31,12 @@ struct SizedResult {
 /// An algorithm carried through verification, compilation and simulation.
 struct Evaluated {
   Algorithm algorithm;
-  Program program;                    // the kept variant (fastest at the last size)
-  compiler::CompileOptions options;   // the options `program` was compiled with
+  Program program;                   // the kept variant (fastest at the last size)
+  compiler::CompileOptions options;  // the options `program` was compiled with
   verify::VerifyReport algorithm_report;
   verify::VerifyReport program_report;
-  std::vector<SizedResult> results;   // per size the fastest variant; empty when wrong
-  bool compiled = false;              // false when the algorithm failed verification
+  std::vector<SizedResult> results;  // per size the fastest variant; empty when wrong
+  bool compiled = false;             // false when the algorithm failed verification
   bool ok() const { return algorithm_report.ok() && compiled && program_report.ok(); }
 };
 

@@ -36,19 +36,19 @@ struct PlanRequest {
   int root = 0;    // rooted collectives
   /// A custom (or fully specified) collective; overrides kind / chunks / root.
   std::optional<Collective> collective;
-  synth::SynthOptions synth;            // cost-model size, time limit, method parameters
-  std::vector<int64_t> sizes;           // bytes per rank simulated; empty = synth.bytes or 1 MiB
-  compiler::CompileOptions compile;     // protocol, in-place, name; limits from `dialect`
+  synth::SynthOptions synth;         // cost-model size, time limit, method parameters
+  std::vector<int64_t> sizes;        // bytes per rank simulated; empty = synth.bytes or 1 MiB
+  compiler::CompileOptions compile;  // protocol, in-place, name; limits from `dialect`
   formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
-  RuntimeLimits limit_overrides;        // positive fields replace the dialect's limits
-  VariantSpace variants;                // compilations tried; the fastest per size is kept
-  bool compare_with_ring = true;        // also evaluate reference_ring() on the same sizes
+  RuntimeLimits limit_overrides;  // positive fields replace the dialect's limits
+  VariantSpace variants;          // compilations tried; the fastest per size is kept
+  bool compare_with_ring = true;  // also evaluate reference_ring() on the same sizes
 };
 
 /// What plan() found.
 struct PlanResult {
-  Collective collective;             // the collective the method was asked for
-  synth::SynthResult synthesis;      // status, algorithm, per-method stats
+  Collective collective;         // the collective the method was asked for
+  synth::SynthResult synthesis;  // status, algorithm, per-method stats
   double synthesis_seconds = 0;
   std::vector<int64_t> sizes;        // the sizes simulated
   std::optional<Evaluated> program;  // absent when the method found no algorithm

@@ -34,8 +34,8 @@ struct BestAtSize {
   double time_us = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;
-  double ratio_to_bound = 0;    // best time / lower bound
-  double speedup_vs_ring = 0;   // ring time / best time; 0 without a program named "ring"
+  double ratio_to_bound = 0;   // best time / lower bound
+  double speedup_vs_ring = 0;  // ring time / best time; 0 without a program named "ring"
 };
 
 /// Per size, which program is fastest, and by how much against "ring" and the bound.

@@ -36,8 +36,8 @@ struct CallInfo {
   std::string algorithm;  // the program's name, "builtin ring", "builtin chain" or "builtin direct"
   int program = -1;       // index returned by load(), -1 for a built-in algorithm
   bool inplace = false;
-  int64_t bytes = 0;      // per-rank input bytes used for the selection
-  ExecResult exec;        // the executor's result (empty for the direct fallback)
+  int64_t bytes = 0;  // per-rank input bytes used for the selection
+  ExecResult exec;    // the executor's result (empty for the direct fallback)
 };
 
 /// Makes the built-in program for a collective kind, rank count, root and in-place flag, or
@@ -74,16 +74,16 @@ class Communicator {
   /// implementation runs); programs made earlier are dropped.
   void set_builtin_programs(BuiltinPrograms make);
 
-  void allreduce(const std::vector<const void*>& send, const std::vector<void*>& recv,
-                 size_t count, DataType dtype, ReduceOp op);
-  void allgather(const std::vector<const void*>& send, const std::vector<void*>& recv,
-                 size_t count, DataType dtype);
+  void allreduce(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count,
+                 DataType dtype, ReduceOp op);
+  void allgather(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count,
+                 DataType dtype);
   void reducescatter(const std::vector<const void*>& send, const std::vector<void*>& recv,
                      size_t count, DataType dtype, ReduceOp op);
-  void alltoall(const std::vector<const void*>& send, const std::vector<void*>& recv,
-                size_t count, DataType dtype);
-  void broadcast(const std::vector<const void*>& send, const std::vector<void*>& recv,
-                 size_t count, DataType dtype, int root);
+  void alltoall(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count,
+                DataType dtype);
+  void broadcast(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count,
+                 DataType dtype, int root);
   void reduce(const std::vector<const void*>& send, const std::vector<void*>& recv, size_t count,
               DataType dtype, ReduceOp op, int root);
 

@@ -57,11 +57,11 @@ struct ExecOptions {
 struct ExecResult {
   bool ok = true;
   std::string error;
-  double time_us = 0.0;         // wall-clock time of the run
-  int slices = 0;               // slices per chunk
-  int64_t chunk_elems = 0;      // elements of one chunk
-  int64_t step_instances = 0;   // steps x slices executed
-  int workers = 0;              // worker threads used
+  double time_us = 0.0;        // wall-clock time of the run
+  int slices = 0;              // slices per chunk
+  int64_t chunk_elems = 0;     // elements of one chunk
+  int64_t step_instances = 0;  // steps x slices executed
+  int workers = 0;             // worker threads used
 };
 
 /// A prepared program: validated once, then run any number of times on caller buffers. Not

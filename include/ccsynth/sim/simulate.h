@@ -25,10 +25,10 @@ namespace ccsynth::sim {
 /// per 16-byte line with a flag (beta x 2, 32 KiB per slot) but needs no fence, so its latency is
 /// halved (alpha x 0.5). These factors are approximations and configurable.
 struct ProtocolParams {
-  double alpha_factor = 1.0;   // multiplies every link's alpha
-  double beta_factor = 1.0;    // multiplies every link's beta
+  double alpha_factor = 1.0;         // multiplies every link's alpha
+  double beta_factor = 1.0;          // multiplies every link's beta
   int64_t slice_bytes = 512 * 1024;  // data bytes of one FIFO slot: chunks are cut into slices
-  int fifo_slots = 8;          // sends that may be outstanding on one connection
+  int fifo_slots = 8;                // sends that may be outstanding on one connection
 };
 
 /// Simulation options; every field has a documented default.
@@ -68,15 +68,15 @@ struct LinkUsage {
 
 /// Result of simulating one size.
 struct SimResult {
-  int64_t bytes = 0;          // per-rank input size (apis.md size convention)
+  int64_t bytes = 0;  // per-rank input size (apis.md size convention)
   double time_us = 0.0;
-  double algbw_gbps = 0.0;    // nccl_size_bytes / time
-  double busbw_gbps = 0.0;    // algbw * bus_factor
-  std::vector<LinkUsage> links;  // topology links in order, then switch ports
+  double algbw_gbps = 0.0;                 // nccl_size_bytes / time
+  double busbw_gbps = 0.0;                 // algbw * bus_factor
+  std::vector<LinkUsage> links;            // topology links in order, then switch ports
   std::vector<std::string> critical_path;  // "start-end us rank r tb t step s (type) slice k ..."
-  int64_t events = 0;         // step instances executed (steps x slices)
-  int slices = 0;             // slices per chunk
-  double chunk_bytes = 0.0;   // bytes of one chunk
+  int64_t events = 0;                      // step instances executed (steps x slices)
+  int slices = 0;                          // slices per chunk
+  double chunk_bytes = 0.0;                // bytes of one chunk
 };
 
 /// Simulates `program` on `topology` with `bytes` per rank. Throws UserError when the program

@@ -66,8 +66,8 @@ class MilpModel {
 
 /// Solver settings.
 struct MilpOptions {
-  double time_limit_s = 60.0;     // wall-clock budget for branch and bound
-  double relative_gap = 1e-4;     // stop when (incumbent - bound) / |incumbent| is below this
+  double time_limit_s = 60.0;  // wall-clock budget for branch and bound
+  double relative_gap = 1e-4;  // stop when (incumbent - bound) / |incumbent| is below this
   double absolute_gap = 1e-6;
   double stall_s = 0.0;           // stop when no better solution came for this long (0 = never)
   std::vector<double> mip_start;  // a feasible assignment (one value per variable) or empty

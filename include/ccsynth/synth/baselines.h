@@ -14,7 +14,17 @@
 namespace ccsynth::synth {
 
 /// The baseline families.
-enum class BaselineKind { kRing, kDirect, kRecursiveDoubling, kRhd, kDbt, kHier, kTwoStep, kChain, kTree };
+enum class BaselineKind {
+  kRing,
+  kDirect,
+  kRecursiveDoubling,
+  kRhd,
+  kDbt,
+  kHier,
+  kTwoStep,
+  kChain,
+  kTree
+};
 
 /// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree (case-insensitive); UserError
 /// (field "algo") otherwise.

@@ -91,10 +91,10 @@ struct SyncollInstance {
 
 /// Solver knobs.
 struct SolveOptions {
-  double time_limit_s = 0;    // per instance; 0 = none
-  bool prune_relays = true;   // restrict relays to ranks within hop distance of a destination
-  bool use_sat_core = true;   // Z3's SAT core with native cardinality (QF_FD); false = smt core
-  bool break_symmetry = true; // lex-leader order among interchangeable chunks
+  double time_limit_s = 0;     // per instance; 0 = none
+  bool prune_relays = true;    // restrict relays to ranks within hop distance of a destination
+  bool use_sat_core = true;    // Z3's SAT core with native cardinality (QF_FD); false = smt core
+  bool break_symmetry = true;  // lex-leader order among interchangeable chunks
 };
 
 /// Outcome of one instance: kOptimal with the algorithm (the instance has no objective: a
@@ -144,11 +144,11 @@ Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& mode
 
 /// Options of the Pareto search.
 struct ParetoOptions {
-  int k = 4;                         // k-synchronous: R <= S + k
-  SolveOptions solve;                // per instance
-  double time_limit_s = 0;           // whole search; 0 = none
-  int max_steps = 0;                 // 0 = latency bound + 16
-  int max_chunks = 0;                // largest C tried; 0 = no cap beyond R / b_l
+  int k = 4;                // k-synchronous: R <= S + k
+  SolveOptions solve;       // per instance
+  double time_limit_s = 0;  // whole search; 0 = none
+  int max_steps = 0;        // 0 = latency bound + 16
+  int max_chunks = 0;       // largest C tried; 0 = no cap beyond R / b_l
 };
 
 /// One (C, S, R) the search tried.

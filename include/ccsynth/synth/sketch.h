@@ -43,12 +43,12 @@ struct IntranodeSketch {
 
 /// The inter-node part, in node-local GPU indices (the same for every pair of nodes).
 struct InternodeSketch {
-  bool present = false;                    // false: the sketch had no internode_sketch
+  bool present = false;  // false: the sketch had no internode_sketch
   InternodeConn conn = InternodeConn::kFullyConnected;
-  std::map<int, std::vector<int>> conn_map;          // kMap: sender -> receivers
-  std::map<int, std::vector<int>> sender_rev_map;    // sender -> GPUs whose chunks it relays
+  std::map<int, std::vector<int>> conn_map;        // kMap: sender -> receivers
+  std::map<int, std::vector<int>> sender_rev_map;  // sender -> GPUs whose chunks it relays
   bool enforce_ordering = false;
-  std::map<int, double> beta_split;                  // sender -> beta multiplier (>= 1)
+  std::map<int, double> beta_split;                       // sender -> beta multiplier (>= 1)
   std::optional<std::pair<int, int>> chunk_to_relay_map;  // [r1, r2] of listing 1
 };
 
@@ -94,7 +94,8 @@ struct LogicalLink {
                        // port at a time), else -1
   int send_port = -1;  // with port >= 0: the switch port (Switch::port_of_rank) of src, which
   int recv_port = -1;  // ranks sharing it share (eq. 20); of dst (eq. 21)
-  int hyperedge = -1;  // index into LogicalTopology::policies when a switch-hyperedge policy applies
+  int hyperedge =
+      -1;  // index into LogicalTopology::policies when a switch-hyperedge policy applies
 
   double lat_us(double chunk_bytes) const;
 };
@@ -102,10 +103,10 @@ struct LogicalLink {
 /// The logical topology a sketch leaves of a physical topology, plus its symmetry group.
 struct LogicalTopology {
   int num_ranks = 0;
-  std::vector<int> node_of;      // rank -> node index
-  std::vector<int> local_of;     // rank -> index inside its node
+  std::vector<int> node_of;   // rank -> node index
+  std::vector<int> local_of;  // rank -> index inside its node
   std::vector<LogicalLink> links;
-  std::vector<SwitchPolicy> policies;  // per hyperedge
+  std::vector<SwitchPolicy> policies;   // per hyperedge
   std::vector<std::vector<int>> group;  // rank permutations closed under composition (incl. id)
   bool reversed = false;  // links reversed: a relay is then the link's destination (reversed())
 

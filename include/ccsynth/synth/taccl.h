@@ -27,25 +27,25 @@ namespace ccsynth::synth {
 
 /// Synthesizer settings. Fields at 0 / empty take the sketch's value.
 struct TacclOptions {
-  double time_limit_s = 60.0;    // per MILP stage
-  double stall_s = 2.0;          // a MILP stage stops after this long without a better schedule
-  int64_t bytes = 0;             // per-rank input bytes for the cost model (0: sketch, else 1M)
-  int chunkup = 0;               // chunks per rank (0: sketch's input_chunkup)
-  double relative_gap = 0.02;    // MILP stopping gap (routing is itself a relaxation)
+  double time_limit_s = 60.0;  // per MILP stage
+  double stall_s = 2.0;        // a MILP stage stops after this long without a better schedule
+  int64_t bytes = 0;           // per-rank input bytes for the cost model (0: sketch, else 1M)
+  int chunkup = 0;             // chunks per rank (0: sketch's input_chunkup)
+  double relative_gap = 0.02;  // MILP stopping gap (routing is itself a relaxation)
   double merge_min_alpha_share = 0.02;  // merge binaries only where alpha >= this x beta-time
-  bool contiguity = true;        // stage 3 may merge inter-node sends (false: no merge binaries)
-  bool exact_schedule = true;    // false: skip stage 3 and keep the stage 2 schedule
-  bool intra_node_relays = true; // routing may relay a chunk once more inside a switch of a
-                                 // receiving node (non-shortest paths; docs/taccl.md)
-  int solver_log_level = 0;      // CBC's log level (> 0 prints CBC's log on stdout; debugging)
+  bool contiguity = true;         // stage 3 may merge inter-node sends (false: no merge binaries)
+  bool exact_schedule = true;     // false: skip stage 3 and keep the stage 2 schedule
+  bool intra_node_relays = true;  // routing may relay a chunk once more inside a switch of a
+                                  // receiving node (non-shortest paths; docs/taccl.md)
+  int solver_log_level = 0;       // CBC's log level (> 0 prints CBC's log on stdout; debugging)
 };
 
 /// What one stage did.
 struct StageReport {
-  std::string name;          // "routing", "ordering", "scheduling"
+  std::string name;  // "routing", "ordering", "scheduling"
   double seconds = 0.0;
-  std::string status;        // MILP status name, or "heuristic"
-  double objective_us = 0.0; // the stage's makespan estimate
+  std::string status;           // MILP status name, or "heuristic"
+  double objective_us = 0.0;    // the stage's makespan estimate
   double lower_bound_us = 0.0;  // scheduling: the makespan no schedule under the stage 2
                                 // orders beats, as proved by the MILP (0: not reported)
   double gap = 0.0;
@@ -59,9 +59,9 @@ struct Transfer {
   int chunk = 0;
   int src = 0;
   int dst = 0;
-  int link = 0;               // index into LogicalTopology::links
+  int link = 0;  // index into LogicalTopology::links
   OpKind kind = OpKind::kCopy;
-  std::vector<int> preds;     // transfers that must have arrived before this one is sent
+  std::vector<int> preds;  // transfers that must have arrived before this one is sent
 };
 
 /// Stage 1 output: every chunk's tree edges as transfers of the base (non-combining) collective.
@@ -74,16 +74,16 @@ struct Routing {
 struct Schedule {
   std::vector<double> send_us;
   std::vector<double> arrive_us;
-  std::vector<int> lane;     // lane of the link used
-  std::vector<int> group;    // transfers with the same group id travel together
+  std::vector<int> lane;   // lane of the link used
+  std::vector<int> group;  // transfers with the same group id travel together
   double makespan_us = 0.0;
 };
 
 /// Stage 2 output: per link lane and per switch port the order of transfers, and the greedy
 /// schedule that realizes it.
 struct Ordering {
-  std::vector<std::vector<int>> lane_order;  // per (link, lane) slot
-  std::vector<int> lane_slot_link;           // slot -> link
+  std::vector<std::vector<int>> lane_order;       // per (link, lane) slot
+  std::vector<int> lane_slot_link;                // slot -> link
   std::vector<std::vector<int>> port_send_order;  // per switch port with sends (shared: once)
   std::vector<std::vector<int>> port_recv_order;
   Schedule greedy;
@@ -110,8 +110,7 @@ std::vector<Transfer> invert_transfers(const std::vector<Transfer>& transfers,
 /// an inter-node lane travel together is then chosen by local search (one and two flips, alike
 /// on the orbits of the `symmetries` that the orders respect; see transfer_symmetries).
 Ordering order_transfers(const std::vector<Transfer>& transfers, const LogicalTopology& lt,
-                         const Sketch& sketch, double chunk_bytes,
-                         const TacclOptions& options = {},
+                         const Sketch& sketch, double chunk_bytes, const TacclOptions& options = {},
                          const std::vector<std::vector<int>>& symmetries = {});
 
 /// The permutations of `transfers` induced by the logical topology's rank symmetry group
@@ -137,7 +136,7 @@ Algorithm to_algorithm(const std::vector<Transfer>& transfers, const Schedule& s
 struct TacclResult {
   SynthStatus status = SynthStatus::kFeasible;
   std::optional<Algorithm> algorithm;
-  double makespan_us = 0.0;   // the schedule's own estimate (alpha-beta, strict bandwidth)
+  double makespan_us = 0.0;  // the schedule's own estimate (alpha-beta, strict bandwidth)
   double chunk_bytes = 0.0;
   int chunkup = 1;
   std::vector<StageReport> stages;

@@ -23,12 +23,12 @@ namespace ccsynth::synth {
 
 /// Options of the TACOS synthesizer.
 struct TacosOptions {
-  int64_t bytes = 1 << 20;  // per-rank input size (chunk = bytes / collective.input_chunks)
-  uint64_t seed = 0;        // tie-breaks between equal-cost links are random with this seed
-  int trials = 1;           // seeds seed..seed+trials-1 are tried, the fastest TEN time kept
-  int switch_degree = 0;    // unwinding degree d per switch (sec. IV.G); 0 = auto (ten_links)
+  int64_t bytes = 1 << 20;        // per-rank input size (chunk = bytes / collective.input_chunks)
+  uint64_t seed = 0;              // tie-breaks between equal-cost links are random with this seed
+  int trials = 1;                 // seeds seed..seed+trials-1 are tried, the fastest TEN time kept
+  int switch_degree = 0;          // unwinding degree d per switch (sec. IV.G); 0 = auto (ten_links)
   bool chunk_replacement = true;  // sec. IV.F; only has an effect with heterogeneous links
-  int pick_window = 3;  // a link sends one of the W oldest chunks its destination needs
+  int pick_window = 3;            // a link sends one of the W oldest chunks its destination needs
 };
 
 /// One TEN link family: `lanes` parallel links src -> dst, each carrying one chunk at a time
@@ -58,16 +58,16 @@ struct TenSchedule {
   int num_ranks = 0;
   int num_chunks = 0;
   std::vector<TenLink> links;
-  std::vector<int64_t> link_ticks;    // per link, its cost in ticks (>= 1)
-  std::vector<int64_t> event_ticks;   // time of event i, strictly increasing; event 0 is t = 0
+  std::vector<int64_t> link_ticks;      // per link, its cost in ticks (>= 1)
+  std::vector<int64_t> event_ticks;     // time of event i, strictly increasing; event 0 is t = 0
   std::vector<uint8_t> event_arrivals;  // 1 where some chunk arrived at event i
   // One entry per match; chunk -1 marks a transfer dropped by chunk replacement.
   std::vector<int32_t> chunk;
   std::vector<int32_t> link;
   std::vector<int32_t> start_event;
-  int64_t makespan_ticks = 0;         // last arrival
-  int64_t replacements = 0;           // transfers re-sent on a faster link
-  int64_t substitutions = 0;          // slow transfers that got a substitute chunk
+  int64_t makespan_ticks = 0;  // last arrival
+  int64_t replacements = 0;    // transfers re-sent on a faster link
+  int64_t substitutions = 0;   // slow transfers that got a substitute chunk
   uint64_t seed = 0;
 
   double time_us() const { return makespan_ticks / kTicksPerUs; }
@@ -106,7 +106,7 @@ struct TacosResult {
   int64_t transfers = 0;              // link-chunk matches in the algorithm
   int64_t replacements = 0;
   int64_t substitutions = 0;
-  int num_ten_links = 0;              // TEN link families (after switch unwinding)
+  int num_ten_links = 0;  // TEN link families (after switch unwinding)
 };
 
 /// How many seeds the CLI tries by default: 8 up to 256 ranks, then fewer so that synthesis

@@ -9,7 +9,14 @@
 namespace ccsynth::verify {
 
 /// Kinds of defects, serialized as in docs/formats.md.
-enum class ViolationKind { kPostcondition, kDeadlock, kUninitializedRead, kRace, kBounds, kStructure };
+enum class ViolationKind {
+  kPostcondition,
+  kDeadlock,
+  kUninitializedRead,
+  kRace,
+  kBounds,
+  kStructure
+};
 
 /// "postcondition", "deadlock", "uninitialized-read", "race", "bounds", "structure".
 std::string to_string(ViolationKind kind);
