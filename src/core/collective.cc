@@ -24,24 +24,15 @@ std::vector<int> unique_ranks(const std::vector<Slot>& slots) {
 
 std::string to_string(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "allgather";
-    case CollectiveKind::kReduceScatter:
-      return "reducescatter";
-    case CollectiveKind::kAllReduce:
-      return "allreduce";
-    case CollectiveKind::kAllToAll:
-      return "alltoall";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kGather:
-      return "gather";
-    case CollectiveKind::kScatter:
-      return "scatter";
-    case CollectiveKind::kCustom:
-      return "custom";
+    case CollectiveKind::kAllGather: return "allgather";
+    case CollectiveKind::kReduceScatter: return "reducescatter";
+    case CollectiveKind::kAllReduce: return "allreduce";
+    case CollectiveKind::kAllToAll: return "alltoall";
+    case CollectiveKind::kBroadcast: return "broadcast";
+    case CollectiveKind::kReduce: return "reduce";
+    case CollectiveKind::kGather: return "gather";
+    case CollectiveKind::kScatter: return "scatter";
+    case CollectiveKind::kCustom: return "custom";
   }
   return "custom";
 }
@@ -122,8 +113,7 @@ void add_chunks(Collective& c, int R, int C, int root) {
       for (int d = 0; d < R; ++d)
         for (int i = 0; i < C; ++i) c.chunks.push_back({{{root, d * C + i}}, {{d, i}}});
       return;
-    case CollectiveKind::kCustom:
-      break;
+    case CollectiveKind::kCustom: break;
   }
   throw UserError("", "collective", "custom collectives are loaded from JSON, not built");
 }

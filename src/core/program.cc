@@ -26,12 +26,9 @@ constexpr StepTypeName kStepTypeNames[] = {
 
 char to_char(Buffer buffer) {
   switch (buffer) {
-    case Buffer::kInput:
-      return 'i';
-    case Buffer::kOutput:
-      return 'o';
-    case Buffer::kScratch:
-      return 's';
+    case Buffer::kInput: return 'i';
+    case Buffer::kOutput: return 'o';
+    case Buffer::kScratch: return 's';
   }
   return 'i';
 }
@@ -45,12 +42,9 @@ std::string to_string(StepType type) {
 
 std::string to_string(Protocol protocol) {
   switch (protocol) {
-    case Protocol::kSimple:
-      return "Simple";
-    case Protocol::kLL:
-      return "LL";
-    case Protocol::kLL128:
-      return "LL128";
+    case Protocol::kSimple: return "Simple";
+    case Protocol::kLL: return "LL";
+    case Protocol::kLL128: return "LL128";
   }
   return "Simple";
 }
@@ -103,12 +97,9 @@ bool writes_dst(StepType t) {
 
 int GpuProgram::buffer_chunks(Buffer buffer) const {
   switch (buffer) {
-    case Buffer::kInput:
-      return input_chunks;
-    case Buffer::kOutput:
-      return output_chunks;
-    case Buffer::kScratch:
-      return scratch_chunks;
+    case Buffer::kInput: return input_chunks;
+    case Buffer::kOutput: return output_chunks;
+    case Buffer::kScratch: return scratch_chunks;
   }
   return 0;
 }
@@ -214,11 +205,9 @@ Collective collective_of(const Program& p) {
   const int root = std::clamp(p.root, 0, R - 1);
   switch (p.collective) {
     case CollectiveKind::kAllGather:
-    case CollectiveKind::kGather:
-      return make_collective(p.collective, R, split(in, out), root);
+    case CollectiveKind::kGather: return make_collective(p.collective, R, split(in, out), root);
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kScatter:
-      return make_collective(p.collective, R, split(out, in), root);
+    case CollectiveKind::kScatter: return make_collective(p.collective, R, split(out, in), root);
     case CollectiveKind::kAllReduce: {
       const int n = std::max(in, out);
       if (n < 1) return fail("allreduce with empty buffers");
@@ -232,8 +221,7 @@ Collective collective_of(const Program& p) {
       if (n < 1) return fail(to_string(p.collective) + " with empty buffers");
       return make_collective(p.collective, R, n, root);
     }
-    case CollectiveKind::kCustom:
-      break;
+    case CollectiveKind::kCustom: break;
   }
   return fail(
       "a custom program does not say which collective it implements; pass it "

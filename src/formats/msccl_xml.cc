@@ -33,25 +33,14 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
       case '\t':
       case '\n':
-      case '\r':
-        out += ' ';
-        break;
-      default:
-        out += c;
+      case '\r': out += ' '; break;
+      default: out += c;
     }
   }
   return out;
@@ -60,27 +49,12 @@ std::string escape(const std::string& text) {
 // The `coll` attribute for `kind` in `dialect`; empty when the dialect has no name for it.
 std::string coll_name(CollectiveKind kind, XmlDialect dialect) {
   const bool classic = dialect == XmlDialect::kClassic;
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "allgather";
-    case CollectiveKind::kReduceScatter:
-      return classic ? "reduce_scatter" : "reducescatter";
-    case CollectiveKind::kAllReduce:
-      return "allreduce";
-    case CollectiveKind::kAllToAll:
-      return "alltoall";
-    case CollectiveKind::kBroadcast:
-      return "broadcast";
-    case CollectiveKind::kReduce:
-      return "reduce";
-    case CollectiveKind::kGather:
-      return classic ? "custom" : "gather";
-    case CollectiveKind::kScatter:
-      return classic ? "custom" : "scatter";
-    case CollectiveKind::kCustom:
-      return classic ? "custom" : "";
-  }
-  return "";
+  if (kind == CollectiveKind::kCustom) return classic ? "custom" : "";
+  if (!classic) return to_string(kind);
+  // The classic runtime spells reduce-scatter with an underscore and knows no gather/scatter.
+  if (kind == CollectiveKind::kReduceScatter) return "reduce_scatter";
+  if (kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter) return "custom";
+  return to_string(kind);
 }
 
 void write_step(std::ostringstream& os, int index, const Step& s) {

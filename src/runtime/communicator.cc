@@ -204,8 +204,7 @@ void run_direct(CollectiveKind kind, const std::vector<const void*>& send,
       }
       return;
     }
-    default:
-      throw UserError("", "collective", "no built-in algorithm for " + to_string(kind));
+    default: throw UserError("", "collective", "no built-in algorithm for " + to_string(kind));
   }
 }
 

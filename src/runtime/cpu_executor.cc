@@ -351,14 +351,11 @@ struct CpuExecutor::Impl {
     TbState& s = tbs[t];
     const Step& step = current_step(s);
     switch (blocked_on(s)) {
-      case Block::kDependency:
-        dependency(s, step).dep_waiters.push_back(t);
-        return false;
+      case Block::kDependency: dependency(s, step).dep_waiters.push_back(t); return false;
       case Block::kReceive:  // woken when the sender publishes
       case Block::kSend:     // woken when the receiver frees a slot
         return false;
-      case Block::kNone:
-        break;
+      case Block::kNone: break;
     }
     claim.instance = s.progress;
     if (receives(step.type)) {
@@ -444,9 +441,7 @@ struct CpuExecutor::Impl {
                  " on channel " + std::to_string(s.tb->channel) + " (all " +
                  std::to_string(options.fifo_slots) + " slots full)";
           break;
-        case Block::kNone:
-          out += "is ready to run";
-          break;
+        case Block::kNone: out += "is ready to run"; break;
       }
     }
     if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
@@ -501,12 +496,8 @@ struct CpuExecutor::Impl {
       const std::byte* in_p = in ? in + p * bytes : nullptr;
       std::byte* out_p = out ? out + p * bytes : nullptr;
       switch (step.type) {
-        case StepType::kSend:
-          copy(out_p, src, bytes);
-          break;
-        case StepType::kRecv:
-          copy(dst, in_p, bytes);
-          break;
+        case StepType::kSend: copy(out_p, src, bytes); break;
+        case StepType::kRecv: copy(dst, in_p, bytes); break;
         case StepType::kRecvCopySend:
           copy(dst, in_p, bytes);
           copy(out_p, in_p, bytes);
@@ -524,11 +515,8 @@ struct CpuExecutor::Impl {
         case StepType::kCopy:
           if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
           break;
-        case StepType::kReduce:
-          detail::reduce(options.dtype, options.op, dst, dst, src, n);
-          break;
-        case StepType::kNop:
-          break;
+        case StepType::kReduce: detail::reduce(options.dtype, options.op, dst, dst, src, n); break;
+        case StepType::kNop: break;
       }
     }
   }

@@ -22,16 +22,12 @@ std::string lower(std::string text) {
 size_t size_of(DataType type) {
   switch (type) {
     case DataType::kFloat32:
-    case DataType::kInt32:
-      return 4;
+    case DataType::kInt32: return 4;
     case DataType::kFloat64:
-    case DataType::kInt64:
-      return 8;
+    case DataType::kInt64: return 8;
     case DataType::kFloat16:
-    case DataType::kBFloat16:
-      return 2;
-    case DataType::kUInt8:
-      return 1;
+    case DataType::kBFloat16: return 2;
+    case DataType::kUInt8: return 1;
   }
   return 1;
 }
@@ -43,34 +39,23 @@ bool is_floating(DataType type) {
 
 std::string to_string(DataType type) {
   switch (type) {
-    case DataType::kFloat32:
-      return "float32";
-    case DataType::kFloat64:
-      return "float64";
-    case DataType::kFloat16:
-      return "float16";
-    case DataType::kBFloat16:
-      return "bfloat16";
-    case DataType::kInt32:
-      return "int32";
-    case DataType::kInt64:
-      return "int64";
-    case DataType::kUInt8:
-      return "uint8";
+    case DataType::kFloat32: return "float32";
+    case DataType::kFloat64: return "float64";
+    case DataType::kFloat16: return "float16";
+    case DataType::kBFloat16: return "bfloat16";
+    case DataType::kInt32: return "int32";
+    case DataType::kInt64: return "int64";
+    case DataType::kUInt8: return "uint8";
   }
   return "?";
 }
 
 std::string to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kProd:
-      return "prod";
-    case ReduceOp::kMin:
-      return "min";
-    case ReduceOp::kMax:
-      return "max";
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kProd: return "prod";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kMax: return "max";
   }
   return "?";
 }

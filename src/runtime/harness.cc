@@ -58,8 +58,7 @@ double load(DataType type, const std::byte* p) {
       std::memcpy(&v, p, 8);
       return static_cast<double>(v);
     }
-    case DataType::kUInt8:
-      return static_cast<double>(static_cast<uint8_t>(*p));
+    case DataType::kUInt8: return static_cast<double>(static_cast<uint8_t>(*p));
   }
   return 0.0;
 }
@@ -71,9 +70,7 @@ void store_float(DataType type, std::byte* p, double value) {
       std::memcpy(p, &v, 4);
       return;
     }
-    case DataType::kFloat64:
-      std::memcpy(p, &value, 8);
-      return;
+    case DataType::kFloat64: std::memcpy(p, &value, 8); return;
     case DataType::kFloat16: {
       const uint16_t v = float_to_half(static_cast<float>(value));
       std::memcpy(p, &v, 2);
@@ -84,24 +81,18 @@ void store_float(DataType type, std::byte* p, double value) {
       std::memcpy(p, &v, 2);
       return;
     }
-    default:
-      return;
+    default: return;
   }
 }
 
 // Unit roundoff 2^-p of a floating type (p = significand bits incl. the hidden one).
 double unit_roundoff(DataType type) {
   switch (type) {
-    case DataType::kFloat32:
-      return 0x1.0p-24;
-    case DataType::kFloat64:
-      return 0x1.0p-53;
-    case DataType::kFloat16:
-      return 0x1.0p-11;
-    case DataType::kBFloat16:
-      return 0x1.0p-8;
-    default:
-      return 0.0;
+    case DataType::kFloat32: return 0x1.0p-24;
+    case DataType::kFloat64: return 0x1.0p-53;
+    case DataType::kFloat16: return 0x1.0p-11;
+    case DataType::kBFloat16: return 0x1.0p-8;
+    default: return 0.0;
   }
 }
 
@@ -336,12 +327,8 @@ class Checker {
             expected *= x;
             magnitude = std::fabs(expected);
             break;
-          case ReduceOp::kMin:
-            expected = std::min(expected, x);
-            break;
-          case ReduceOp::kMax:
-            expected = std::max(expected, x);
-            break;
+          case ReduceOp::kMin: expected = std::min(expected, x); break;
+          case ReduceOp::kMax: expected = std::max(expected, x); break;
         }
       }
       const bool selects = exec_.op == ReduceOp::kMin || exec_.op == ReduceOp::kMax;

@@ -47,20 +47,14 @@ void reduce_half(void* dst, const void* a, const void* b, size_t n) {
 template <ReduceOp kOp>
 void reduce_op(DataType type, void* dst, const void* a, const void* b, size_t n) {
   switch (type) {
-    case DataType::kFloat32:
-      return reduce_plain<kOp, float>(dst, a, b, n);
-    case DataType::kFloat64:
-      return reduce_plain<kOp, double>(dst, a, b, n);
-    case DataType::kFloat16:
-      return reduce_half<kOp, half_to_float, float_to_half>(dst, a, b, n);
+    case DataType::kFloat32: return reduce_plain<kOp, float>(dst, a, b, n);
+    case DataType::kFloat64: return reduce_plain<kOp, double>(dst, a, b, n);
+    case DataType::kFloat16: return reduce_half<kOp, half_to_float, float_to_half>(dst, a, b, n);
     case DataType::kBFloat16:
       return reduce_half<kOp, bfloat16_to_float, float_to_bfloat16>(dst, a, b, n);
-    case DataType::kInt32:
-      return reduce_plain<kOp, int32_t>(dst, a, b, n);
-    case DataType::kInt64:
-      return reduce_plain<kOp, int64_t>(dst, a, b, n);
-    case DataType::kUInt8:
-      return reduce_plain<kOp, uint8_t>(dst, a, b, n);
+    case DataType::kInt32: return reduce_plain<kOp, int32_t>(dst, a, b, n);
+    case DataType::kInt64: return reduce_plain<kOp, int64_t>(dst, a, b, n);
+    case DataType::kUInt8: return reduce_plain<kOp, uint8_t>(dst, a, b, n);
   }
 }
 
@@ -68,14 +62,10 @@ void reduce_op(DataType type, void* dst, const void* a, const void* b, size_t n)
 
 void reduce(DataType type, ReduceOp op, void* dst, const void* a, const void* b, size_t n) {
   switch (op) {
-    case ReduceOp::kSum:
-      return reduce_op<ReduceOp::kSum>(type, dst, a, b, n);
-    case ReduceOp::kProd:
-      return reduce_op<ReduceOp::kProd>(type, dst, a, b, n);
-    case ReduceOp::kMin:
-      return reduce_op<ReduceOp::kMin>(type, dst, a, b, n);
-    case ReduceOp::kMax:
-      return reduce_op<ReduceOp::kMax>(type, dst, a, b, n);
+    case ReduceOp::kSum: return reduce_op<ReduceOp::kSum>(type, dst, a, b, n);
+    case ReduceOp::kProd: return reduce_op<ReduceOp::kProd>(type, dst, a, b, n);
+    case ReduceOp::kMin: return reduce_op<ReduceOp::kMin>(type, dst, a, b, n);
+    case ReduceOp::kMax: return reduce_op<ReduceOp::kMax>(type, dst, a, b, n);
   }
 }
 

@@ -18,12 +18,9 @@ namespace ccsynth::sim {
 
 const ProtocolParams& SimOptions::params(Protocol protocol) const {
   switch (protocol) {
-    case Protocol::kLL:
-      return ll;
-    case Protocol::kLL128:
-      return ll128;
-    case Protocol::kSimple:
-      break;
+    case Protocol::kLL: return ll;
+    case Protocol::kLL128: return ll128;
+    case Protocol::kSimple: break;
   }
   return simple;
 }
@@ -31,18 +28,15 @@ const ProtocolParams& SimOptions::params(Protocol protocol) const {
 double bus_factor(CollectiveKind kind, int num_ranks) {
   const double r = num_ranks;
   switch (kind) {
-    case CollectiveKind::kAllReduce:
-      return 2.0 * (r - 1.0) / r;  // nccl-tests doc/PERFORMANCE.md
+    case CollectiveKind::kAllReduce: return 2.0 * (r - 1.0) / r;  // nccl-tests doc/PERFORMANCE.md
     case CollectiveKind::kAllGather:
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllToAll:
     case CollectiveKind::kGather:
-    case CollectiveKind::kScatter:
-      return (r - 1.0) / r;
+    case CollectiveKind::kScatter: return (r - 1.0) / r;
     case CollectiveKind::kBroadcast:
     case CollectiveKind::kReduce:
-    case CollectiveKind::kCustom:
-      break;
+    case CollectiveKind::kCustom: break;
   }
   return 1.0;
 }
@@ -66,17 +60,14 @@ constexpr int64_t kMaxRecordedInstances = 40'000'000;
 double memory_factor(StepType type) {
   switch (type) {
     case StepType::kSend:
-    case StepType::kNop:
-      return 0.0;
+    case StepType::kNop: return 0.0;
     case StepType::kRecv:
     case StepType::kRecvCopySend:
     case StepType::kRecvReduceSend:
-    case StepType::kCopy:
-      return 2.0;
+    case StepType::kCopy: return 2.0;
     case StepType::kRecvReduceCopy:
     case StepType::kRecvReduceCopySend:
-    case StepType::kReduce:
-      return 3.0;
+    case StepType::kReduce: return 3.0;
   }
   return 0.0;
 }

@@ -88,18 +88,12 @@ double MilpModel::max_violation(const std::vector<double>& values) const {
 
 std::string to_string(MilpStatus status) {
   switch (status) {
-    case MilpStatus::kOptimal:
-      return "optimal";
-    case MilpStatus::kFeasible:
-      return "feasible";
-    case MilpStatus::kTimedOut:
-      return "timed-out";
-    case MilpStatus::kInfeasible:
-      return "infeasible";
-    case MilpStatus::kUnbounded:
-      return "unbounded";
-    case MilpStatus::kError:
-      return "error";
+    case MilpStatus::kOptimal: return "optimal";
+    case MilpStatus::kFeasible: return "feasible";
+    case MilpStatus::kTimedOut: return "timed-out";
+    case MilpStatus::kInfeasible: return "infeasible";
+    case MilpStatus::kUnbounded: return "unbounded";
+    case MilpStatus::kError: return "error";
   }
   return "error";
 }

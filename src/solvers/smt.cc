@@ -35,14 +35,10 @@ int64_t weighted_true(const SmtConstraint& c, const std::vector<uint8_t>& values
 
 std::string to_string(SmtStatus status) {
   switch (status) {
-    case SmtStatus::kSat:
-      return "sat";
-    case SmtStatus::kUnsat:
-      return "unsat";
-    case SmtStatus::kTimedOut:
-      return "timed-out";
-    case SmtStatus::kUnknown:
-      return "unknown";
+    case SmtStatus::kSat: return "sat";
+    case SmtStatus::kUnsat: return "unsat";
+    case SmtStatus::kTimedOut: return "timed-out";
+    case SmtStatus::kUnknown: return "unknown";
   }
   return "unknown";
 }
@@ -191,16 +187,11 @@ class Z3Translation {
   z3::expr constraint(const SmtConstraint& c) const {
     const z3::expr_vector lits = literals(c);
     switch (c.kind) {
-      case Kind::kClause:
-        return lits.size() == 1 ? lits[0] : z3::mk_or(lits);
-      case Kind::kAtMost:
-        return z3::atmost(lits, static_cast<unsigned>(c.bound));
-      case Kind::kAtLeast:
-        return z3::atleast(lits, static_cast<unsigned>(c.bound));
-      case Kind::kPbLe:
-        return z3::pble(lits, c.coeffs.data(), c.bound);
-      case Kind::kPbGe:
-        return z3::pbge(lits, c.coeffs.data(), c.bound);
+      case Kind::kClause: return lits.size() == 1 ? lits[0] : z3::mk_or(lits);
+      case Kind::kAtMost: return z3::atmost(lits, static_cast<unsigned>(c.bound));
+      case Kind::kAtLeast: return z3::atleast(lits, static_cast<unsigned>(c.bound));
+      case Kind::kPbLe: return z3::pble(lits, c.coeffs.data(), c.bound);
+      case Kind::kPbGe: return z3::pbge(lits, c.coeffs.data(), c.bound);
     }
     CCSYNTH_CHECK(false) << "unknown constraint kind";
     return ctx_.bool_val(false);

@@ -41,13 +41,10 @@ std::vector<CK> supported(BaselineKind kind) {
               CK::kBroadcast, CK::kReduce,        CK::kGather,    CK::kScatter};
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd:
-    case BaselineKind::kHier:
-      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
+    case BaselineKind::kHier: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
     case BaselineKind::kDbt:
-    case BaselineKind::kTree:
-      return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
-    case BaselineKind::kTwoStep:
-      return {CK::kAllToAll};
+    case BaselineKind::kTree: return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
+    case BaselineKind::kTwoStep: return {CK::kAllToAll};
     case BaselineKind::kChain:
       return {CK::kAllReduce, CK::kBroadcast, CK::kReduce, CK::kGather, CK::kScatter};
   }
@@ -163,15 +160,12 @@ Algorithm make_ring(const Collective& c, const Topology& t, const BaselineOption
   const Net net(t);
   const auto rings = choose_rings(c, net, o);
   switch (c.kind) {
-    case CK::kAllGather:
-      return ring_allgather_alg(c, t, rings, false);
-    case CK::kReduceScatter:
-      return invert(ring_allgather_alg(c, t, rings, true));
+    case CK::kAllGather: return ring_allgather_alg(c, t, rings, false);
+    case CK::kReduceScatter: return invert(ring_allgather_alg(c, t, rings, true));
     case CK::kAllReduce:
       return allreduce_from(invert(ring_allgather_alg(c, t, rings, true)),
                             ring_allgather_alg(c, t, rings, false));
-    default:
-      return ring_alltoall(c, t, rings);
+    default: return ring_alltoall(c, t, rings);
   }
 }
 
@@ -415,22 +409,14 @@ Algorithm make_direct(const Collective& c, const Topology& t) {
     return a;
   };
   switch (c.kind) {
-    case CK::kAllGather:
-      return allgather();
-    case CK::kReduceScatter:
-      return invert(allgather());
-    case CK::kAllReduce:
-      return allreduce_from(invert(allgather()), allgather());
-    case CK::kBroadcast:
-      return broadcast();
-    case CK::kReduce:
-      return invert(broadcast());
-    case CK::kScatter:
-      return scatter();
-    case CK::kGather:
-      return invert(scatter());
-    default:
-      break;
+    case CK::kAllGather: return allgather();
+    case CK::kReduceScatter: return invert(allgather());
+    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
+    case CK::kBroadcast: return broadcast();
+    case CK::kReduce: return invert(broadcast());
+    case CK::kScatter: return scatter();
+    case CK::kGather: return invert(scatter());
+    default: break;
   }
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
   for (int s = 0; s < R; ++s)
@@ -650,24 +636,15 @@ BaselineKind parse_baseline_kind(const std::string& name) {
 
 std::string to_string(BaselineKind kind) {
   switch (kind) {
-    case BaselineKind::kRing:
-      return "ring";
-    case BaselineKind::kDirect:
-      return "direct";
-    case BaselineKind::kRecursiveDoubling:
-      return "rd";
-    case BaselineKind::kRhd:
-      return "rhd";
-    case BaselineKind::kDbt:
-      return "dbt";
-    case BaselineKind::kHier:
-      return "hier";
-    case BaselineKind::kTwoStep:
-      return "twostep";
-    case BaselineKind::kChain:
-      return "chain";
-    case BaselineKind::kTree:
-      return "tree";
+    case BaselineKind::kRing: return "ring";
+    case BaselineKind::kDirect: return "direct";
+    case BaselineKind::kRecursiveDoubling: return "rd";
+    case BaselineKind::kRhd: return "rhd";
+    case BaselineKind::kDbt: return "dbt";
+    case BaselineKind::kHier: return "hier";
+    case BaselineKind::kTwoStep: return "twostep";
+    case BaselineKind::kChain: return "chain";
+    case BaselineKind::kTree: return "tree";
   }
   return "ring";
 }
@@ -696,31 +673,15 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
   if (o.pipeline_chunks < 1) reject("pipeline chunks must be >= 1");
   Algorithm a;
   switch (kind) {
-    case BaselineKind::kRing:
-      a = make_ring(c, t, o);
-      break;
-    case BaselineKind::kDirect:
-      a = make_direct(c, t);
-      break;
+    case BaselineKind::kRing: a = make_ring(c, t, o); break;
+    case BaselineKind::kDirect: a = make_direct(c, t); break;
     case BaselineKind::kRecursiveDoubling:
-    case BaselineKind::kRhd:
-      a = make_recursive(kind, c, t);
-      break;
-    case BaselineKind::kDbt:
-      a = make_dbt(c, t, o);
-      break;
-    case BaselineKind::kHier:
-      a = make_hier(c, t);
-      break;
-    case BaselineKind::kTwoStep:
-      a = make_twostep(c, t);
-      break;
-    case BaselineKind::kChain:
-      a = make_chain(c, t, o);
-      break;
-    case BaselineKind::kTree:
-      a = make_tree(c, t, o);
-      break;
+    case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
+    case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
+    case BaselineKind::kHier: a = make_hier(c, t); break;
+    case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
+    case BaselineKind::kChain: a = make_chain(c, t, o); break;
+    case BaselineKind::kTree: a = make_tree(c, t, o); break;
   }
   a.name = to_string(kind) + "_" + c.name;
   a.topology = t.name;

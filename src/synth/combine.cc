@@ -15,20 +15,13 @@ namespace {
 // The collective whose algorithms are the inverses of `kind`'s (SCCL sec. 3.5).
 CollectiveKind inverse_kind(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather:
-      return CollectiveKind::kReduceScatter;
-    case CollectiveKind::kReduceScatter:
-      return CollectiveKind::kAllGather;
-    case CollectiveKind::kBroadcast:
-      return CollectiveKind::kReduce;
-    case CollectiveKind::kReduce:
-      return CollectiveKind::kBroadcast;
-    case CollectiveKind::kGather:
-      return CollectiveKind::kScatter;
-    case CollectiveKind::kScatter:
-      return CollectiveKind::kGather;
-    default:
-      break;
+    case CollectiveKind::kAllGather: return CollectiveKind::kReduceScatter;
+    case CollectiveKind::kReduceScatter: return CollectiveKind::kAllGather;
+    case CollectiveKind::kBroadcast: return CollectiveKind::kReduce;
+    case CollectiveKind::kReduce: return CollectiveKind::kBroadcast;
+    case CollectiveKind::kGather: return CollectiveKind::kScatter;
+    case CollectiveKind::kScatter: return CollectiveKind::kGather;
+    default: break;
   }
   throw UserError("", "collective",
                   "cannot invert a " + to_string(kind) +

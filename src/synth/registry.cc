@@ -233,31 +233,21 @@ std::vector<SynthParam> baseline_params(BaselineKind kind) {
     case BaselineKind::kDbt:
       return {
           {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true}};
-    default:
-      return {};
+    default: return {};
   }
 }
 
 std::string baseline_description(BaselineKind kind) {
   switch (kind) {
-    case BaselineKind::kRing:
-      return "NCCL-style rings over every edge-disjoint ring";
-    case BaselineKind::kDirect:
-      return "every rank sends straight to every peer (all-pairs)";
-    case BaselineKind::kRecursiveDoubling:
-      return "recursive doubling";
-    case BaselineKind::kRhd:
-      return "recursive halving-doubling";
-    case BaselineKind::kDbt:
-      return "NCCL's double binary tree";
-    case BaselineKind::kHier:
-      return "hierarchical: inside nodes, across nodes, inside nodes";
-    case BaselineKind::kTwoStep:
-      return "two-step alltoall through a peer of the destination node";
-    case BaselineKind::kChain:
-      return "pipelined chain";
-    case BaselineKind::kTree:
-      return "pipelined binary tree";
+    case BaselineKind::kRing: return "NCCL-style rings over every edge-disjoint ring";
+    case BaselineKind::kDirect: return "every rank sends straight to every peer (all-pairs)";
+    case BaselineKind::kRecursiveDoubling: return "recursive doubling";
+    case BaselineKind::kRhd: return "recursive halving-doubling";
+    case BaselineKind::kDbt: return "NCCL's double binary tree";
+    case BaselineKind::kHier: return "hierarchical: inside nodes, across nodes, inside nodes";
+    case BaselineKind::kTwoStep: return "two-step alltoall through a peer of the destination node";
+    case BaselineKind::kChain: return "pipelined chain";
+    case BaselineKind::kTree: return "pipelined binary tree";
   }
   return "";
 }
@@ -336,14 +326,10 @@ std::vector<Synthesizer> make_registry() {
 
 bool has_type(const nlohmann::json& value, ParamKind kind) {
   switch (kind) {
-    case ParamKind::kInt:
-      return value.is_number_integer();
-    case ParamKind::kDouble:
-      return value.is_number();
-    case ParamKind::kBool:
-      return value.is_boolean();
-    case ParamKind::kString:
-      return value.is_string();
+    case ParamKind::kInt: return value.is_number_integer();
+    case ParamKind::kDouble: return value.is_number();
+    case ParamKind::kBool: return value.is_boolean();
+    case ParamKind::kString: return value.is_string();
   }
   return false;
 }
@@ -363,14 +349,10 @@ void check_param(const Synthesizer& method, const SynthParam& p, const nlohmann:
 
 std::string to_string(ParamKind kind) {
   switch (kind) {
-    case ParamKind::kInt:
-      return "int";
-    case ParamKind::kDouble:
-      return "number";
-    case ParamKind::kBool:
-      return "flag";
-    case ParamKind::kString:
-      return "string";
+    case ParamKind::kInt: return "int";
+    case ParamKind::kDouble: return "number";
+    case ParamKind::kBool: return "flag";
+    case ParamKind::kString: return "string";
   }
   return "int";
 }

@@ -35,12 +35,9 @@ int chunk_unit(CollectiveKind kind, int num_ranks) {
 CollectiveKind synthesis_kind(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::kReduceScatter:
-    case CollectiveKind::kAllReduce:
-      return CollectiveKind::kAllGather;
-    case CollectiveKind::kReduce:
-      return CollectiveKind::kBroadcast;
-    default:
-      return kind;
+    case CollectiveKind::kAllReduce: return CollectiveKind::kAllGather;
+    case CollectiveKind::kReduce: return CollectiveKind::kBroadcast;
+    default: return kind;
   }
 }
 

@@ -15,38 +15,28 @@ using Json = nlohmann::json;
 
 std::string to_string(IntranodeStrategy strategy) {
   switch (strategy) {
-    case IntranodeStrategy::kNone:
-      return "none";
-    case IntranodeStrategy::kSwitch:
-      return "switch";
-    case IntranodeStrategy::kMinMax:
-      return "minmax";
-    case IntranodeStrategy::kMaxMin:
-      return "maxmin";
+    case IntranodeStrategy::kNone: return "none";
+    case IntranodeStrategy::kSwitch: return "switch";
+    case IntranodeStrategy::kMinMax: return "minmax";
+    case IntranodeStrategy::kMaxMin: return "maxmin";
   }
   return "none";
 }
 
 std::string to_string(SwitchPolicy policy) {
   switch (policy) {
-    case SwitchPolicy::kFree:
-      return "free";
-    case SwitchPolicy::kUcMin:
-      return "uc-min";
-    case SwitchPolicy::kUcMax:
-      return "uc-max";
+    case SwitchPolicy::kFree: return "free";
+    case SwitchPolicy::kUcMin: return "uc-min";
+    case SwitchPolicy::kUcMax: return "uc-max";
   }
   return "free";
 }
 
 std::string to_string(InternodeConn conn) {
   switch (conn) {
-    case InternodeConn::kMap:
-      return "map";
-    case InternodeConn::kFullyConnected:
-      return "fully-connected";
-    case InternodeConn::kDirectMap:
-      return "direct-map";
+    case InternodeConn::kMap: return "map";
+    case InternodeConn::kFullyConnected: return "fully-connected";
+    case InternodeConn::kDirectMap: return "direct-map";
   }
   return "map";
 }

@@ -93,8 +93,7 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
     case CollectiveKind::kAllReduce:
       transfers = allreduce_transfers(backward.transfers, forward.transfers, logical, base);
       break;
-    default:
-      transfers = forward.transfers;
+    default: transfers = forward.transfers;
   }
   const Ordering ordering = order_transfers(transfers, logical, sketch, result.chunk_bytes, options,
                                             transfer_symmetries(transfers, logical, base));

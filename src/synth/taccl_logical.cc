@@ -37,10 +37,8 @@ namespace {
 bool internode_kept(const InternodeSketch& in, int from, int to) {
   if (!in.present) return true;
   switch (in.conn) {
-    case InternodeConn::kFullyConnected:
-      return true;
-    case InternodeConn::kDirectMap:
-      return from == to;
+    case InternodeConn::kFullyConnected: return true;
+    case InternodeConn::kDirectMap: return from == to;
     case InternodeConn::kMap: {
       auto it = in.conn_map.find(from);
       return it != in.conn_map.end() &&
@@ -54,12 +52,9 @@ bool internode_kept(const InternodeSketch& in, int from, int to) {
 bool intranode_kept(const IntranodeSketch& in, int a, int b, int& hyperedge) {
   hyperedge = -1;
   switch (in.strategy) {
-    case IntranodeStrategy::kNone:
-      return true;
+    case IntranodeStrategy::kNone: return true;
     case IntranodeStrategy::kMinMax:
-    case IntranodeStrategy::kMaxMin:
-      hyperedge = 0;
-      return true;
+    case IntranodeStrategy::kMaxMin: hyperedge = 0; return true;
     case IntranodeStrategy::kSwitch:
       for (size_t i = 0; i < in.switches.size(); ++i) {
         const auto& sw = in.switches[i];
@@ -176,17 +171,10 @@ LogicalTopology make_logical_topology(const Sketch& sketch, const Topology& topo
     }
   }
   switch (sketch.intranode.strategy) {
-    case IntranodeStrategy::kSwitch:
-      lt.policies = sketch.intranode.policies;
-      break;
-    case IntranodeStrategy::kMinMax:
-      lt.policies = {SwitchPolicy::kUcMin};
-      break;
-    case IntranodeStrategy::kMaxMin:
-      lt.policies = {SwitchPolicy::kUcMax};
-      break;
-    case IntranodeStrategy::kNone:
-      break;
+    case IntranodeStrategy::kSwitch: lt.policies = sketch.intranode.policies; break;
+    case IntranodeStrategy::kMinMax: lt.policies = {SwitchPolicy::kUcMin}; break;
+    case IntranodeStrategy::kMaxMin: lt.policies = {SwitchPolicy::kUcMax}; break;
+    case IntranodeStrategy::kNone: break;
   }
   for (const Connection& c : topology.connections()) {
     LogicalLink l;

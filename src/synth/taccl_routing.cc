@@ -29,14 +29,12 @@ namespace detail {
 int chunk_image(const Collective& c, const std::vector<int>& g, int k) {
   const int chunks = c.chunks_per_rank;
   switch (c.kind) {
-    case CollectiveKind::kAllGather:
-      return g[k / chunks] * chunks + k % chunks;
+    case CollectiveKind::kAllGather: return g[k / chunks] * chunks + k % chunks;
     case CollectiveKind::kAllToAll: {
       const int pair = k / chunks, s = pair / c.num_ranks, d = pair % c.num_ranks;
       return (g[s] * c.num_ranks + g[d]) * chunks + k % chunks;
     }
-    default:
-      return -1;
+    default: return -1;
   }
 }
 

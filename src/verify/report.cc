@@ -6,18 +6,12 @@ namespace ccsynth::verify {
 
 std::string to_string(ViolationKind kind) {
   switch (kind) {
-    case ViolationKind::kPostcondition:
-      return "postcondition";
-    case ViolationKind::kDeadlock:
-      return "deadlock";
-    case ViolationKind::kUninitializedRead:
-      return "uninitialized-read";
-    case ViolationKind::kRace:
-      return "race";
-    case ViolationKind::kBounds:
-      return "bounds";
-    case ViolationKind::kStructure:
-      return "structure";
+    case ViolationKind::kPostcondition: return "postcondition";
+    case ViolationKind::kDeadlock: return "deadlock";
+    case ViolationKind::kUninitializedRead: return "uninitialized-read";
+    case ViolationKind::kRace: return "race";
+    case ViolationKind::kBounds: return "bounds";
+    case ViolationKind::kStructure: return "structure";
   }
   return "structure";
 }

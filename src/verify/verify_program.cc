@@ -284,35 +284,20 @@ class Simulator {
     }
     std::vector<SymbolicValue> out;
     switch (s.type) {
-      case StepType::kSend:
-        out = std::move(src);
-        break;
-      case StepType::kRecv:
-        write_all(st, s, in.values);
-        break;
-      case StepType::kRecvCopySend:
-        write_all(st, s, in.values), out = std::move(in.values);
-        break;
-      case StepType::kRecvReduceSend:
-        out = sum(in.values, src);
-        break;
-      case StepType::kRecvReduceCopy:
-        write_all(st, s, sum(in.values, src));
-        break;
-      case StepType::kRecvReduceCopySend:
-        out = sum(in.values, src), write_all(st, s, out);
-        break;
-      case StepType::kCopy:
-        write_all(st, s, src);
-        break;
+      case StepType::kSend: out = std::move(src); break;
+      case StepType::kRecv: write_all(st, s, in.values); break;
+      case StepType::kRecvCopySend: write_all(st, s, in.values), out = std::move(in.values); break;
+      case StepType::kRecvReduceSend: out = sum(in.values, src); break;
+      case StepType::kRecvReduceCopy: write_all(st, s, sum(in.values, src)); break;
+      case StepType::kRecvReduceCopySend: out = sum(in.values, src), write_all(st, s, out); break;
+      case StepType::kCopy: write_all(st, s, src); break;
       case StepType::kReduce: {
         std::vector<SymbolicValue> dst;
         for (int i = 0; i < s.count; ++i) dst.push_back(read(st, s.dst_buffer, s.dst_offset + i));
         write_all(st, s, sum(dst, src));
         break;
       }
-      case StepType::kNop:
-        break;
+      case StepType::kNop: break;
     }
     if (sends(s.type)) {
       Connection& conn = conns_[st.out_conn];
@@ -465,8 +450,7 @@ class Simulator {
         }
         return out + "; receiver " + where(conn.receiver);
       }
-      case Wait::kNone:
-        break;
+      case Wait::kNone: break;
     }
     return type + "never became ready";
   }

@@ -71,16 +71,11 @@ constexpr const char* kCaseProgramNames[] = {"RingAllgather4", "RingAllgather4In
 
 Program case_program(int which) {
   switch (which) {
-    case 0:
-      return ring_allgather(4, false);
-    case 1:
-      return ring_allgather(4, true);
-    case 2:
-      return ring_allreduce(4, false);
-    case 3:
-      return ring_allreduce(4, true);
-    default:
-      return rich_program();
+    case 0: return ring_allgather(4, false);
+    case 1: return ring_allgather(4, true);
+    case 2: return ring_allreduce(4, false);
+    case 3: return ring_allreduce(4, true);
+    default: return rich_program();
   }
 }
 

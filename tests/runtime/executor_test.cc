@@ -176,9 +176,7 @@ TEST(CpuExecutor, ReductionOperatorsAndTypes) {
           std::memcpy(&v[i * e], &f, e);
           break;
         }
-        case DataType::kFloat64:
-          std::memcpy(&v[i * e], &x, e);
-          break;
+        case DataType::kFloat64: std::memcpy(&v[i * e], &x, e); break;
         case DataType::kFloat16: {
           uint16_t h = float_to_half(static_cast<float>(x));
           std::memcpy(&v[i * e], &h, e);
@@ -225,9 +223,7 @@ TEST(CpuExecutor, ReductionOperatorsAndTypes) {
           v = f;
           break;
         }
-        case DataType::kFloat64:
-          std::memcpy(&v, &out[i * e], e);
-          break;
+        case DataType::kFloat64: std::memcpy(&v, &out[i * e], e); break;
         case DataType::kFloat16: {
           uint16_t h;
           std::memcpy(&h, &out[i * e], e);

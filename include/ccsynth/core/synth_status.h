@@ -13,14 +13,10 @@ enum class SynthStatus { kOptimal, kFeasible, kInfeasible, kTimedOut };
 /// "optimal", "feasible", "infeasible", "timed-out".
 inline std::string to_string(SynthStatus status) {
   switch (status) {
-    case SynthStatus::kOptimal:
-      return "optimal";
-    case SynthStatus::kFeasible:
-      return "feasible";
-    case SynthStatus::kInfeasible:
-      return "infeasible";
-    case SynthStatus::kTimedOut:
-      return "timed-out";
+    case SynthStatus::kOptimal: return "optimal";
+    case SynthStatus::kFeasible: return "feasible";
+    case SynthStatus::kInfeasible: return "infeasible";
+    case SynthStatus::kTimedOut: return "timed-out";
   }
   return "feasible";
 }
