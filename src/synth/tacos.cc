@@ -107,6 +107,14 @@ void record(TacosResult& r, const TenSchedule& s) {
   r.substitutions += s.substitutions;
 }
 
+// Names an algorithm whose ops were built from timed inverse / forward phases after the
+// collective it implements.
+void adopt_collective(Algorithm& algorithm, Collective&& collective, const std::string& topology) {
+  algorithm.name = "tacos_" + collective.name;
+  algorithm.topology = topology;
+  algorithm.collective = std::move(collective);
+}
+
 }  // namespace
 
 Algorithm schedule_to_algorithm(const TenSchedule& s, Collective collective,
@@ -161,6 +169,7 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
       std::vector<TimedOp> timed;
       append_inverse(s, 0, timed);
       r.algorithm.ops = timed_to_ops(std::move(timed));
+      adopt_collective(r.algorithm, std::move(c), topology.name);
       break;
     }
     case CollectiveKind::kAllReduce: {
@@ -175,6 +184,7 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
       append_inverse(rs, 0, timed);
       append_forward(fw, rs.makespan_ticks, timed);
       r.algorithm.ops = timed_to_ops(std::move(timed));
+      adopt_collective(r.algorithm, std::move(c), topology.name);
       break;
     }
     default:
@@ -182,11 +192,6 @@ TacosResult synthesize_tacos(const Topology& topology, Collective c, const Tacos
                       "TACOS synthesizes allgather, broadcast, reducescatter, reduce and "
                       "allreduce (and custom non-combining collectives), not " +
                           c.name);
-  }
-  if (r.algorithm.collective.num_ranks == 0) {  // the inverse cases: c was not moved
-    r.algorithm.topology = topology.name;
-    r.algorithm.collective = std::move(c);
-    r.algorithm.name = "tacos_" + r.algorithm.collective.name;
   }
   for (double t : r.phase_time_us) r.time_us += t;
   r.transfers = static_cast<int64_t>(r.algorithm.ops.size());
