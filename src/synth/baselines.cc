@@ -99,7 +99,8 @@ std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
     reject(std::to_string(o.rings) + " rings need at least " + std::to_string(o.rings) +
            " chunks per rank to spread over them (got " + std::to_string(c.chunks_per_rank) + ")");
   }
-  auto rings = net.rings(o.rings, o.bidirectional);
+  auto rings = o.ring_list.empty() ? net.rings(o.rings, o.bidirectional) : o.ring_list;
+  if (o.rings > 0 && static_cast<int>(rings.size()) > o.rings) rings.resize(o.rings);
   if (rings.empty()) {
     reject("topology " + net.topology().name +
            ": the ring search found no Hamiltonian ring over its connections" +
@@ -697,11 +698,19 @@ std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings
 
 NcclRings nccl_rings(const Topology& topology) {
   const Net net(topology);
-  const size_t one_way = net.rings(kMaxNcclRings, false).size();
-  const size_t both_ways = net.rings(kMaxNcclRings, true).size();
   NcclRings out;
-  out.bidirectional = both_ways > 0 && both_ways >= one_way;
-  out.count = std::max<int>(1, static_cast<int>(std::max(one_way, both_ways)));
+  out.rings = net.rings(kMaxNcclRings, true);
+  out.bidirectional = !out.rings.empty();
+  // One direction only when it finds more rings; no search when both already reach the bound.
+  const int bound = std::min(kMaxNcclRings, net.ring_bound());
+  if (static_cast<int>(out.rings.size()) < bound) {
+    std::vector<std::vector<int>> one_way = net.rings(kMaxNcclRings, false);
+    if (one_way.size() > out.rings.size()) {
+      out.rings = std::move(one_way);
+      out.bidirectional = false;
+    }
+  }
+  out.count = std::max<int>(1, static_cast<int>(out.rings.size()));
   return out;
 }
 

@@ -58,6 +58,8 @@ class Net {
   /// lane and switch-port capacities; greedy with a few search orders, the best kept.
   std::vector<std::vector<int>> rings(int max_rings, bool bidirectional,
                                       const std::vector<int>& subset = {}) const;
+  /// The most edge-disjoint rings over all ranks the lanes and switch ports could allow.
+  int ring_bound() const;
   /// A path starting at `start` visiting every rank once over two-way connections, if found.
   std::optional<std::vector<int>> hamiltonian_path(int start) const;
   /// Shortest path a -> b (BFS, lowest-numbered ties) using only ranks in `allowed` (every rank

@@ -315,6 +315,8 @@ std::vector<int> all_ranks(int n) {
 
 }  // namespace
 
+int Net::ring_bound() const { return Capacity(topology_).ring_bound(all_ranks(n_)); }
+
 std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
                                          const std::vector<int>& subset_in) const {
   const std::vector<int> subset = subset_in.empty() ? all_ranks(n_) : subset_in;

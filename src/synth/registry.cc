@@ -197,15 +197,21 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
 
 // ---- baselines ---------------------------------------------------------------------------
 
-BaselineOptions baseline_options(const Topology& topology, const SynthOptions& o) {
+// The ring flags, or NCCL's rings (nccl_rings, searched once) when none is given.
+BaselineOptions baseline_options(BaselineKind kind, const Topology& topology,
+                                 const SynthOptions& o) {
   BaselineOptions options;
   options.pipeline_chunks = param(o, "pipeline", options.pipeline_chunks);
   options.rings = param(o, "rings", options.rings);
   if (flag(o, "bidirectional") && flag(o, "one-way")) {
     throw UserError("", "bidirectional", "bidirectional and one-way exclude each other");
   }
-  options.bidirectional =
-      flag(o, "bidirectional") || (!flag(o, "one-way") && nccl_rings(topology).bidirectional);
+  options.bidirectional = flag(o, "bidirectional");
+  if (kind == BaselineKind::kRing && !options.bidirectional && !flag(o, "one-way")) {
+    NcclRings nccl = nccl_rings(topology);
+    options.bidirectional = nccl.bidirectional;
+    options.ring_list = std::move(nccl.rings);
+  }
   return options;
 }
 
@@ -213,7 +219,7 @@ SynthResult run_baseline(BaselineKind kind, const Topology& topology, const Coll
                          const SynthOptions& o) {
   SynthResult out;
   out.status = SynthStatus::kFeasible;
-  const BaselineOptions options = baseline_options(topology, o);
+  const BaselineOptions options = baseline_options(kind, topology, o);
   out.algorithm = make_baseline(kind, collective, topology, options);
   out.stats = {{"chunks_per_rank", collective.chunks_per_rank}};
   if (kind == BaselineKind::kRing) out.stats["bidirectional"] = options.bidirectional;

@@ -44,6 +44,9 @@ struct BaselineOptions {
   int rings = 0;
   /// kRing: use every ring in both directions (pairs of a ring and its reverse).
   bool bidirectional = false;
+  /// kRing: use these rings (e.g. nccl_rings().rings) instead of searching; each must be a
+  /// cycle through every rank over the topology's connections (the verifier checks the links).
+  std::vector<std::vector<int>> ring_list;
 };
 
 /// Why `kind` cannot build `collective` on `topology`, or "" when it can.
@@ -68,8 +71,9 @@ std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings
 /// The rings NCCL would build on `topology`: every edge-disjoint ring find_rings finds (at most
 /// kMaxNcclRings), used in both directions when that gives as many rings as one direction.
 struct NcclRings {
-  int count = 1;               // rings (a reversed ring counts as one); at least 1
-  bool bidirectional = false;  // the rings come in pairs of a ring and its reverse
+  int count = 1;                        // rings (a reversed ring counts as one); at least 1
+  bool bidirectional = false;           // the rings come in pairs of a ring and its reverse
+  std::vector<std::vector<int>> rings;  // the rings found (empty when none)
 };
 inline constexpr int kMaxNcclRings = 16;
 NcclRings nccl_rings(const Topology& topology);
