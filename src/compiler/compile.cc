@@ -132,6 +132,17 @@ Program finish(Program program, const Algorithm& algorithm, const CompileOptions
   return program;
 }
 
+// Transfers one connection may put on a channel, tried in turn while a threadblock is over the
+// step limit: first a little under the limit (dependency nops and final copies share the
+// threadblocks, so a schedule at the limit can end a few steps over it), then halving.
+std::vector<int> channel_capacities(int max_steps) {
+  std::vector<int> out = {max_steps};
+  if (max_steps >= 16) out.push_back(max_steps - max_steps / 16);
+  if (max_steps >= 8) out.push_back(max_steps * 3 / 4);
+  for (int c = max_steps / 2; c >= 1; c /= 2) out.push_back(c);
+  return out;
+}
+
 }  // namespace
 
 Program compile(const Algorithm& algorithm, const CompileOptions& options) {
@@ -152,7 +163,7 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
     // threadblock exceeds the runtime's step limit.
     std::string violation;
     bool relower = false;
-    for (int capacity = options.max_steps_per_threadblock; capacity >= 1; capacity /= 2) {
+    for (const int capacity : channel_capacities(options.max_steps_per_threadblock)) {
       std::optional<Program> program;
       try {
         program = schedule(lowered, capacity, options, relocations);
