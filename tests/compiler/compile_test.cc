@@ -342,6 +342,19 @@ TEST(Compile, ManyUnaggregatedSendsDoNotOverflowTheFifo) {
   }
 }
 
+// A ring of 70 ranks sends 69 chunks over every connection, one step over the executor's 64 once
+// the final receive shares the threadblock. The compiler first retries a little under the limit
+// (60 transfers per channel: 2 channels) instead of halving it (32: 3 channels).
+TEST(Compile, JustOverTheStepLimitSpillsIntoOneMoreChannel) {
+  const Algorithm a = ring_allgather(70, 1);
+  const Program p = compile(a);
+  EXPECT_EQ(p.num_channels, 2);
+  for (const GpuProgram& g : p.gpus) {
+    for (const Threadblock& tb : g.threadblocks) EXPECT_LE(tb.steps.size(), 64u);
+  }
+  EXPECT_TRUE(verify::verify_program(p).ok());
+}
+
 TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {
   const Program p = compile(testing::ring_allgather(3, 1), {});
   EXPECT_TRUE(find_fifo_deadlock(p, 2, false).empty());
