@@ -77,7 +77,15 @@ VariantSpace single_variant(const compiler::CompileOptions& options) {
 
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
                             const VariantSpace& space, const EvaluateOptions& o) {
-  CCSYNTH_CHECK(o.sizes.empty() || o.topology != nullptr) << "simulation needs a topology";
+  if (!o.sizes.empty() && o.topology == nullptr) {
+    throw UserError("", "topology", "simulating at a size needs a topology");
+  }
+  if (space.instances.empty() || space.fusion.empty() || space.schedule_orders.empty()) {
+    throw UserError("", "variants", "every variant dimension needs at least one value");
+  }
+  for (const int instances : space.instances) {
+    if (instances < 1) throw UserError("", "instances", "must be >= 1");
+  }
   Evaluated checked;
   checked.algorithm = algorithm;
   checked.options = base;

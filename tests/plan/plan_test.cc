@@ -103,6 +103,21 @@ TEST(Evaluate, OverTheLimitsInEveryVariantIsAUserError) {
   EXPECT_THROW(evaluate_variants(ring, tight, {}, {}), UserError);
 }
 
+TEST(Evaluate, EmptyOrInvalidVariantSpacesAreUserErrors) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
+                                              make_collective(CollectiveKind::kAllGather, 4, 1), t);
+  VariantSpace none;
+  none.instances = {};
+  EXPECT_THROW(evaluate_variants(ring, {}, none, {}), UserError);
+  VariantSpace zero;
+  zero.instances = {0};
+  EXPECT_THROW(evaluate_variants(ring, {}, zero, {}), UserError);
+  EvaluateOptions no_topology;
+  no_topology.sizes = {1024};
+  EXPECT_THROW(evaluate(ring, {}, no_topology), UserError);
+}
+
 // The reference is the NCCL-like ring: within 10% of the bound at 64 MB on a ring and a torus
 // (one ring with one chunk was 2.1x and 4.2x).
 TEST(Reference, RingIsNcclLike) {
