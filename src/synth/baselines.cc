@@ -714,4 +714,15 @@ NcclRings nccl_rings(const Topology& topology) {
   return out;
 }
 
+Algorithm nccl_ring(const Topology& topology, CollectiveKind kind, int root) {
+  // Kinds the ring does not build are rejected before the ring search.
+  check_inputs(BaselineKind::kRing, make_collective(kind, topology.num_ranks, 1, root), topology);
+  NcclRings nccl = nccl_rings(topology);
+  const Collective c = make_collective(kind, topology.num_ranks, nccl.count, root);
+  BaselineOptions options;
+  options.bidirectional = nccl.bidirectional;
+  options.ring_list = std::move(nccl.rings);
+  return make_baseline(BaselineKind::kRing, c, topology, options);
+}
+
 }  // namespace ccsynth::synth

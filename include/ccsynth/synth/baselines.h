@@ -78,4 +78,8 @@ struct NcclRings {
 inline constexpr int kMaxNcclRings = 16;
 NcclRings nccl_rings(const Topology& topology);
 
+/// The ring baseline with its defaults for `kind` (and `root`) on `topology`: nccl_rings(), one
+/// chunk per ring, searched once. UserError when the ring baseline does not build it.
+Algorithm nccl_ring(const Topology& topology, CollectiveKind kind, int root = 0);
+
 }  // namespace ccsynth::synth
