@@ -13,6 +13,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/report.h"
 #include "ccsynth/verify/verify_program.h"
 #include "cli/command.h"
 
@@ -90,19 +91,11 @@ void add_dialect_issues(const formats::MscclXmlDocument& doc, formats::XmlDialec
 }
 
 void print_json(const VerifyOptions& o, const verify::VerifyReport& report) {
-  nlohmann::ordered_json violations = nlohmann::ordered_json::array();
-  for (const verify::Violation& v : report.violations) {
-    violations.push_back({{"kind", verify::to_string(v.kind)},
-                          {"rank", v.rank},
-                          {"threadblock", v.threadblock},
-                          {"step", v.step},
-                          {"message", v.message}});
-  }
   nlohmann::ordered_json doc = {{"format", "ccsynth-verification"},
                                 {"version", 1},
                                 {"file", o.file},
                                 {"ok", report.ok()},
-                                {"violations", violations}};
+                                {"violations", plan::violations_json(report)}};
   std::cout << doc.dump(2) << "\n";
 }
 

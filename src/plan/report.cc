@@ -8,8 +8,8 @@
 
 namespace ccsynth::plan {
 
-nlohmann::json violations_json(const verify::VerifyReport& report) {
-  nlohmann::json violations = nlohmann::json::array();
+nlohmann::ordered_json violations_json(const verify::VerifyReport& report) {
+  nlohmann::ordered_json violations = nlohmann::ordered_json::array();
   for (const auto& v : report.violations) {
     violations.push_back({{"kind", verify::to_string(v.kind)},
                           {"rank", v.rank},

@@ -14,8 +14,9 @@
 
 namespace ccsynth::plan {
 
-/// The violations of a report as a JSON array of {kind, rank, threadblock, step, message}.
-nlohmann::json violations_json(const verify::VerifyReport& report);
+/// The violations of a report as a JSON array of {kind, rank, threadblock, step, message}, keys
+/// in that order.
+nlohmann::ordered_json violations_json(const verify::VerifyReport& report);
 
 /// Size and shape of a program: name, protocol, channels, threadblocks, steps, the largest
 /// threadblock count of a rank and step count of a threadblock, chunks per loop.
