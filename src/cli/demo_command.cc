@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/timing.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
@@ -51,10 +52,6 @@ struct Candidate {
   std::unique_ptr<plan::Evaluated> evaluated;
   std::optional<runtime::HarnessResult> executed;  // the program run on the CPU runtime
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Runs a verified program once on the CPU runtime with random float32 data, 1024 elements per
 // chunk, and compares the outputs with the directly computed collective.

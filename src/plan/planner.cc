@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/timing.h"
 #include "ccsynth/plan/reference.h"
 
 namespace ccsynth::plan {
@@ -16,12 +17,13 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
   return {request.synth.bytes.value_or(kDefaultBytes)};
 }
 
-// Evaluates the found algorithm and, when asked for, the ring reference on the same sizes.
-void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request) {
+// Evaluates the found algorithm compiled with `options` (and the request's variants) and, when
+// asked for, the ring reference on the same sizes.
+void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request,
+                   const compiler::CompileOptions& options) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  const compiler::CompileOptions options = compile_options(request);
   out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
   if (!request.compare_with_ring || !out.program->ok()) return;
   const std::optional<Algorithm> ring = reference_ring(algorithm.collective, request.topology);
@@ -54,14 +56,12 @@ PlanResult plan(const PlanRequest& request) {
   out.collective = resolve_collective(request);
   const auto started = std::chrono::steady_clock::now();
   out.synthesis = synth::synthesize(method, request.topology, out.collective, request.synth);
-  out.synthesis_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  out.synthesis_seconds = seconds_since(started);
   if (!out.synthesis.algorithm) return out;
-  PlanRequest named = request;
-  if (named.compile.name.empty()) {
-    named.compile.name = method.name + "_" + out.synthesis.algorithm->collective.name;
-  }
-  evaluate_into(out, *out.synthesis.algorithm, named);
+  compiler::CompileOptions options = compile_options(request);
+  if (options.name.empty())
+    options.name = method.name + "_" + out.synthesis.algorithm->collective.name;
+  evaluate_into(out, *out.synthesis.algorithm, request, options);
   return out;
 }
 
@@ -71,7 +71,7 @@ PlanResult plan_algorithm(const Algorithm& algorithm, const PlanRequest& request
   out.sizes = sizes_of(request);
   out.collective = algorithm.collective;
   out.synthesis.algorithm = algorithm;
-  evaluate_into(out, algorithm, request);
+  evaluate_into(out, algorithm, request, compile_options(request));
   return out;
 }
 

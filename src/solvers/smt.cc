@@ -1,4 +1,5 @@
 #include "ccsynth/solvers/smt.h"
+#include "ccsynth/core/timing.h"
 
 #include <z3++.h>
 
@@ -14,10 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Kind = SmtConstraint::Kind;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 bool is_upper(Kind kind) { return kind == Kind::kAtMost || kind == Kind::kPbLe; }
 

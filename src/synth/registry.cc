@@ -1,4 +1,5 @@
 #include "ccsynth/synth/registry.h"
+#include "ccsynth/core/timing.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,10 +31,6 @@ bool flag(const SynthOptions& o, const std::string& name) { return param(o, name
 
 void report(const SynthOptions& o, const std::string& line) {
   if (o.progress) o.progress(line);
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // ---- TACCL -------------------------------------------------------------------------------
@@ -92,12 +89,9 @@ SynthResult run_taccl(const Topology& topology, const Collective& collective,
 
 // ---- SCCL --------------------------------------------------------------------------------
 
-// SCCL's per-rank C for a core collective (synth/sccl.h header comment: alltoall and allreduce
-// count C in units of one chunk per rank).
+// SCCL's per-rank C for a core collective (the inverse of sccl_collective).
 int sccl_chunks(const Collective& c) {
-  const bool per_rank_unit =
-      c.kind == CollectiveKind::kAllToAll || c.kind == CollectiveKind::kAllReduce;
-  return c.chunks_per_rank * (per_rank_unit ? c.num_ranks : 1);
+  return c.chunks_per_rank * sccl_chunk_unit(c.kind, c.num_ranks);
 }
 
 nlohmann::json sccl_stats(const InstanceResult& r, int chunks, int steps, int rounds) {

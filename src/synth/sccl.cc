@@ -2,6 +2,7 @@
 // 3.7). The encoding itself is in sccl_encoding.cc.
 
 #include "ccsynth/synth/sccl.h"
+#include "ccsynth/core/timing.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,15 +21,6 @@ namespace ccsynth::synth {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Paper C per core chunk: alltoall and allreduce count P core chunks per rank as one C unit.
-int chunk_unit(CollectiveKind kind, int num_ranks) {
-  return (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllReduce) ? num_ranks : 1;
-}
 
 // The non-combining collective whose algorithms (on the reversed model for inversions) give
 // `kind`'s (SCCL sec. 3.5); `kind` itself when it is non-combining.
@@ -54,7 +46,7 @@ void check_kind(CollectiveKind kind) {
 // Whether (C, S, R) is a shape synthesize_sccl() accepts for `kind` (without throwing).
 bool valid_shape(CollectiveKind kind, int num_ranks, int chunks, int steps, int rounds) {
   if (chunks < 1 || steps < 1 || rounds < steps) return false;
-  if (chunks % chunk_unit(kind, num_ranks) != 0) return false;
+  if (chunks % sccl_chunk_unit(kind, num_ranks) != 0) return false;
   if (kind == CollectiveKind::kAllReduce && (steps % 2 != 0 || rounds % 2 != 0)) return false;
   return true;
 }
@@ -183,9 +175,13 @@ BandwidthModel paper_bandwidth_model(const Topology& topology) {
   return model;
 }
 
+int sccl_chunk_unit(CollectiveKind kind, int num_ranks) {
+  return (kind == CollectiveKind::kAllToAll || kind == CollectiveKind::kAllReduce) ? num_ranks : 1;
+}
+
 Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int root) {
   check_kind(kind);
-  const int unit = chunk_unit(kind, num_ranks);
+  const int unit = sccl_chunk_unit(kind, num_ranks);
   if (chunks < 1 || chunks % unit != 0) {
     throw UserError("", "chunks",
                     "SCCL's C for " + to_string(kind) + " on " + std::to_string(num_ranks) +
@@ -285,7 +281,7 @@ Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& mode
   const int P = model.num_ranks;
   const CollectiveKind base = synthesis_kind(kind);
   const BandwidthModel m = inverted(kind) ? reversed(model) : model;
-  const Collective c = make_collective(base, P, 1, root);  // chunk_unit(base) paper chunks
+  const Collective c = make_collective(base, P, 1, root);  // sccl_chunk_unit(base) paper chunks
   const std::vector<std::pair<int, int>> edges = m.edges();
   // Per edge: the smallest b of the constraints containing it; per rank: the smallest b of a
   // constraint containing all of its incoming (outgoing) edges, else the sum of its edges.
@@ -351,8 +347,8 @@ Ratio sccl_bandwidth_lower_bound(CollectiveKind kind, const BandwidthModel& mode
     if (need == 0) continue;
     const int64_t cap = capacity_into(m, edges, edge_cap, in_cap, out_cap, in_set);
     if (cap == 0) continue;  // unreachable: sccl_latency_lower_bound reports it
-    // R >= need / cap rounds for chunk_unit(base) paper chunks: R/C >= need / (cap * unit).
-    const Ratio r = make_ratio(need, cap * chunk_unit(base, P));
+    // R >= need / cap rounds for sccl_chunk_unit(base) paper chunks: R/C >= need / (cap * unit).
+    const Ratio r = make_ratio(need, cap * sccl_chunk_unit(base, P));
     if (best < r) best = r;
   }
   if (kind == CollectiveKind::kAllReduce) {
@@ -373,7 +369,7 @@ ParetoResult synthesize_sccl_pareto(CollectiveKind kind, const BandwidthModel& m
   result.bandwidth_bound = sccl_bandwidth_lower_bound(kind, model, root);
   const Ratio bl = result.bandwidth_bound;
   const int P = model.num_ranks;
-  const int unit = chunk_unit(kind, P);
+  const int unit = sccl_chunk_unit(kind, P);
   const int max_steps = options.max_steps > 0 ? options.max_steps : result.latency_bound + 16;
   std::optional<Ratio> best;
   bool timed_out = false;

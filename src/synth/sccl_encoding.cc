@@ -27,6 +27,7 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/graph.h"
+#include "ccsynth/core/timing.h"
 #include "ccsynth/solvers/smt.h"
 #include "ccsynth/synth/sccl.h"
 
@@ -37,10 +38,6 @@ namespace {
 using solvers::Lit;
 using solvers::SmtModel;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 constexpr int kFar = 1 << 20;
 

@@ -114,6 +114,9 @@ struct InstanceResult {
 InstanceResult solve_sccl_instance(const SyncollInstance& instance,
                                    const SolveOptions& options = {});
 
+/// Core chunks per unit of SCCL's C (header comment): num_ranks for alltoall and allreduce, else 1.
+int sccl_chunk_unit(CollectiveKind kind, int num_ranks);
+
 /// The core collective SCCL's per-rank count C stands for (header comment): what the algorithm
 /// returned by synthesize_sccl() implements. Throws UserError when C does not fit the kind.
 Collective sccl_collective(CollectiveKind kind, int num_ranks, int chunks, int root = 0);
