@@ -51,8 +51,9 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
   request.topology = topologies::resolve_topology(f.topology);
   const int64_t bytes = parse_bytes(f.size, "--size");
   request.sizes = {bytes};
-  // TACCL keeps its sketch's input size unless --size is given.
-  if (given(command, "--size") || method.name != "taccl") request.synth.bytes = bytes;
+  // Without --size each method optimizes for its own default (TACCL: the sketch's input size;
+  // the others 1 MiB, the flag's default).
+  if (given(command, "--size")) request.synth.bytes = bytes;
   request.synth.time_limit_s = f.time_limit_s;
   request.synth.params = given_params(command, method, all_methods());
   request.synth.progress = [](const std::string& line) { std::cerr << line << "\n"; };
