@@ -95,9 +95,10 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
       o.sizes.empty() ? std::vector<double>{} : bounds_at(o, algorithm.collective);
   std::optional<Evaluated> best;
   std::optional<UserError> last_failure;
+  const std::vector<bool> orders = orders_for(algorithm, space);
   for (const int instances : space.instances) {
     for (const bool fuse : space.fusion) {
-      for (const bool ordered : orders_for(algorithm, space)) {
+      for (const bool ordered : orders) {
         compiler::CompileOptions options = base;
         options.instances = instances;
         options.fuse = fuse;
