@@ -27,6 +27,8 @@ std::ostream& operator<<(std::ostream& os, const ChunkOp& op) {
   os << " " << op.src << " -> " << op.dst;
   if (op.start_us >= 0) os << " at " << op.start_us << "us";
   if (op.channel >= 0) os << " ch " << op.channel;
+  if (op.send_tb >= 0) os << " sendtb " << op.send_tb;
+  if (op.recv_tb >= 0) os << " recvtb " << op.recv_tb;
   return os;
 }
 

@@ -37,6 +37,8 @@ Json op_to_json(const ChunkOp& op) {
   if (op.start_us >= 0) j["start_us"] = op.start_us;
   if (op.count != 1) j["count"] = op.count;
   if (op.channel >= 0) j["channel"] = op.channel;
+  if (op.send_tb >= 0) j["send_tb"] = op.send_tb;
+  if (op.recv_tb >= 0) j["recv_tb"] = op.recv_tb;
   return j;
 }
 
@@ -80,7 +82,8 @@ OpKind parse_op_kind(const JsonReader& r) {
 
 ChunkOp op_from_json(const JsonReader& r, const Collective& c) {
   r.require_object();
-  r.reject_unknown_keys({"chunk", "src", "dst", "kind", "step", "start_us", "count", "channel"});
+  r.reject_unknown_keys(
+      {"chunk", "src", "dst", "kind", "step", "start_us", "count", "channel", "send_tb", "recv_tb"});
   ChunkOp op;
   op.chunk = r.get_int("chunk");
   op.src = r.get_int("src");
@@ -90,6 +93,8 @@ ChunkOp op_from_json(const JsonReader& r, const Collective& c) {
   op.start_us = r.get_double("start_us", -1);
   op.count = r.get_int("count", 1);
   op.channel = r.get_int("channel", -1);
+  op.send_tb = r.get_int("send_tb", -1);
+  op.recv_tb = r.get_int("recv_tb", -1);
   const std::string ranks = "0.." + std::to_string(c.num_ranks - 1);
   if (op.src < 0 || op.src >= c.num_ranks) r.fail("src", "rank outside " + ranks);
   if (op.dst < 0 || op.dst >= c.num_ranks) r.fail("dst", "rank outside " + ranks);
@@ -103,6 +108,8 @@ ChunkOp op_from_json(const JsonReader& r, const Collective& c) {
   if (op.step < 0) r.fail("step", "must be >= 0");
   if (r.has("start_us") && op.start_us < 0) r.fail("start_us", "must be >= 0");
   if (op.channel < -1 || op.channel >= 32) r.fail("channel", "must be in 0..31");
+  if (op.send_tb < -1 || op.send_tb >= 1024) r.fail("send_tb", "must be in 0..1023");
+  if (op.recv_tb < -1 || op.recv_tb >= 1024) r.fail("recv_tb", "must be in 0..1023");
   if (op.kind == OpKind::kReduce && !c.combining) {
     r.fail("kind", "reduce in the non-combining collective " + c.name);
   }

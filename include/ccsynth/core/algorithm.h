@@ -34,6 +34,8 @@ struct ChunkOp {
   double start_us = -1;  // start time from timed synthesizers (TACCL, TACOS); -1 if none
   int count = 1;         // chunks chunk..chunk+count-1 travel together
   int channel = -1;      // optional channel hint for the compiler; -1 lets it choose
+  int send_tb = -1;      // optional threadblock on src that sends (MSCCLang `sendtb`); -1 = any
+  int recv_tb = -1;      // optional threadblock on dst that receives (MSCCLang `recvtb`); -1 = any
 
   bool operator==(const ChunkOp&) const = default;
 };
