@@ -197,6 +197,27 @@ void bind_plan(py::module_& m) {
       });
 
   m.def(
+      "results_table",
+      [](const std::vector<std::string>& names, const std::vector<plan::Evaluated>& evaluated) {
+        std::vector<const plan::Evaluated*> rows;
+        for (const plan::Evaluated& e : evaluated) rows.push_back(&e);
+        return plan::results_table(names, rows);
+      },
+      py::arg("names"), py::arg("evaluated"),
+      "Per size the simulated time of every evaluated program (Evaluated records sharing their "
+      "sizes), the lower bound and the fastest against \"ring\", as the CLI prints it.");
+  m.def(
+      "best_per_size",
+      [](const std::vector<std::string>& names, const std::vector<plan::Evaluated>& evaluated) {
+        std::vector<const plan::Evaluated*> rows;
+        for (const plan::Evaluated& e : evaluated) rows.push_back(&e);
+        return to_python(plan::best_json(names, rows));
+      },
+      py::arg("names"), py::arg("evaluated"),
+      "Per size the fastest of the evaluated programs, its ratio to the bound and its speedup "
+      "over \"ring\" (the CLI's JSON).");
+
+  m.def(
       "methods",
       [] {
         py::list out;
