@@ -47,4 +47,7 @@ class CMakeBuild(build_ext):
         shutil.copyfile(built[-1], target)
 
 
-setup(ext_modules=[CMakeExtension("ccsynth._ccsynth")], cmdclass={"build_ext": CMakeBuild})
+# egg_base: setuptools' metadata goes to build/, not into the source tree (python/).
+(ROOT / "build").mkdir(exist_ok=True)
+setup(ext_modules=[CMakeExtension("ccsynth._ccsynth")], cmdclass={"build_ext": CMakeBuild},
+      options={"egg_info": {"egg_base": "build"}})

@@ -43,7 +43,8 @@ std::string streamed(const T& value) {
 
 Protocol protocol_of(const std::string& text) {
   const std::optional<Protocol> protocol = parse_protocol(text);
-  if (!protocol) throw UserError("", "protocol", "unknown protocol '" + text + "' (Simple, LL, LL128)");
+  if (!protocol)
+    throw UserError("", "protocol", "unknown protocol '" + text + "' (Simple, LL, LL128)");
   return *protocol;
 }
 
@@ -139,7 +140,8 @@ void bind_core(py::module_& m) {
       "collective_kinds",
       [] {
         std::vector<std::string> names;
-        for (const CollectiveKind kind : builtin_collective_kinds()) names.push_back(to_string(kind));
+        for (const CollectiveKind kind : builtin_collective_kinds())
+          names.push_back(to_string(kind));
         return names;
       },
       "Names of the built-in collective kinds.");
@@ -158,12 +160,14 @@ void bind_core(py::module_& m) {
                                for (const ChunkOp& op : a.ops) ops.append(op_dict(op));
                                return ops;
                              })
-      .def("to_json", [](const Algorithm& a) { return formats::dump_json(formats::algorithm_to_json(a)); })
-      .def("write_json",
-           [](const Algorithm& a, const std::string& path) {
-             write_file(path, formats::dump_json(formats::algorithm_to_json(a)));
-           },
-           py::arg("path"))
+      .def("to_json",
+           [](const Algorithm& a) { return formats::dump_json(formats::algorithm_to_json(a)); })
+      .def(
+          "write_json",
+          [](const Algorithm& a, const std::string& path) {
+            write_file(path, formats::dump_json(formats::algorithm_to_json(a)));
+          },
+          py::arg("path"))
       .def("__str__", &streamed<Algorithm>)
       .def("__repr__", [](const Algorithm& a) {
         return "<ccsynth.Algorithm " + a.name + ": " + a.collective.name + ", " +
@@ -190,18 +194,21 @@ void bind_core(py::module_& m) {
       .def_readonly("outofplace", &Program::outofplace)
       .def_property_readonly("num_threadblocks", &Program::total_threadblocks)
       .def_property_readonly("num_steps", &Program::total_steps)
-      .def("summary", [](const Program& p) { return to_python(plan::program_json(p)); },
-           "Size and shape: protocol, channels, threadblocks, steps, ...")
-      .def("to_xml",
-           [](const Program& p, const std::string& dialect) {
-             return formats::write_msccl_xml(p, formats::parse_xml_dialect(dialect));
-           },
-           py::arg("dialect") = "executor", "MSCCL-IR XML ('executor' or 'classic').")
-      .def("write_xml",
-           [](const Program& p, const std::string& path, const std::string& dialect) {
-             write_file(path, formats::write_msccl_xml(p, formats::parse_xml_dialect(dialect)));
-           },
-           py::arg("path"), py::arg("dialect") = "executor")
+      .def(
+          "summary", [](const Program& p) { return to_python(plan::program_json(p)); },
+          "Size and shape: protocol, channels, threadblocks, steps, ...")
+      .def(
+          "to_xml",
+          [](const Program& p, const std::string& dialect) {
+            return formats::write_msccl_xml(p, formats::parse_xml_dialect(dialect));
+          },
+          py::arg("dialect") = "executor", "MSCCL-IR XML ('executor' or 'classic').")
+      .def(
+          "write_xml",
+          [](const Program& p, const std::string& path, const std::string& dialect) {
+            write_file(path, formats::write_msccl_xml(p, formats::parse_xml_dialect(dialect)));
+          },
+          py::arg("path"), py::arg("dialect") = "executor")
       .def("__repr__", [](const Program& p) {
         return "<ccsynth.Program " + p.name + ": " + to_string(p.collective) + ", " +
                std::to_string(p.num_ranks) + " ranks, " + std::to_string(p.total_threadblocks()) +
@@ -210,7 +217,8 @@ void bind_core(py::module_& m) {
   m.def("read_xml", &formats::read_msccl_xml_file, py::arg("path"),
         "Reads an MSCCL-IR XML file (either dialect).");
   m.def(
-      "parse_xml", [](const std::string& text) { return formats::read_msccl_xml(text, "<string>"); },
+      "parse_xml",
+      [](const std::string& text) { return formats::read_msccl_xml(text, "<string>"); },
       py::arg("text"));
   m.def("collective_of", &collective_of, py::arg("program"),
         "The built-in collective a program implements (from its coll, ngpus and buffer sizes).");
@@ -239,12 +247,14 @@ void bind_core(py::module_& m) {
       .def_property_readonly("violations",
                              [](const verify::VerifyReport& r) {
                                std::vector<std::string> out;
-                               for (const verify::Violation& v : r.violations) out.push_back(streamed(v));
+                               for (const verify::Violation& v : r.violations)
+                                 out.push_back(streamed(v));
                                return out;
                              })
-      .def("to_list",
-           [](const verify::VerifyReport& r) { return to_python(plan::violations_json(r)); },
-           "Violations as dicts {kind, rank, threadblock, step, message}.")
+      .def(
+          "to_list",
+          [](const verify::VerifyReport& r) { return to_python(plan::violations_json(r)); },
+          "Violations as dicts {kind, rank, threadblock, step, message}.")
       .def("summary", &verify::VerifyReport::summary)
       .def("__repr__", [](const verify::VerifyReport& r) {
         return r.ok() ? std::string("<ccsynth.VerifyReport ok>")
@@ -362,7 +372,8 @@ void bind_core(py::module_& m) {
       py::arg("inplace") = false, py::arg("collective") = py::none(), py::arg("dtype") = "float32",
       py::arg("op") = "sum", py::arg("iters") = 1, py::arg("seed") = 1, py::arg("timeout_s") = 60.0,
       "Runs a Program on CPU threads with random inputs; with check=True compares the outputs "
-      "with the directly computed collective. Returns a dict (ok, message, checked_elements, ...).");
+      "with the directly computed collective. Returns a dict (ok, message, checked_elements, "
+      "...).");
 }
 
 }  // namespace ccsynth::python

@@ -67,8 +67,9 @@ PYBIND11_MODULE(_ccsynth, m) {
   // UserError: a mistake in the user's input (ValueError); InternalError: a bug (RuntimeError).
   py::register_exception<ccsynth::UserError>(m, "UserError", PyExc_ValueError);
   py::register_exception<ccsynth::InternalError>(m, "InternalError", PyExc_RuntimeError);
-  m.def("parse_bytes", [](const std::string& text) { return ccsynth::parse_bytes(text, "size"); },
-        py::arg("text"), "Bytes of a size like '1M' or '64K'.");
+  m.def(
+      "parse_bytes", [](const std::string& text) { return ccsynth::parse_bytes(text, "size"); },
+      py::arg("text"), "Bytes of a size like '1M' or '64K'.");
   m.def("parse_sizes", &ccsynth::python::parse_sizes, py::arg("sizes"),
         "Sizes in bytes from an int, a str ('1M', '1K:1G:4') or a list of them.");
   m.def(

@@ -22,7 +22,8 @@ namespace {
 
 Protocol protocol_of(const std::string& text) {
   const std::optional<Protocol> protocol = parse_protocol(text);
-  if (!protocol) throw UserError("", "protocol", "unknown protocol '" + text + "' (Simple, LL, LL128)");
+  if (!protocol)
+    throw UserError("", "protocol", "unknown protocol '" + text + "' (Simple, LL, LL128)");
   return *protocol;
 }
 
@@ -57,8 +58,9 @@ std::vector<std::string> violations(const plan::Evaluated& e) {
 }
 
 const plan::Evaluated& program_of(const plan::PlanResult& r) {
-  if (!r.program) throw UserError("", "program", "no algorithm was found (status " +
-                                                     to_string(r.synthesis.status) + ")");
+  if (!r.program)
+    throw UserError("", "program",
+                    "no algorithm was found (status " + to_string(r.synthesis.status) + ")");
   return *r.program;
 }
 
@@ -95,101 +97,125 @@ plan::PlanRequest request_for(const Topology& topology, const py::object& sizes,
 }  // namespace
 
 void bind_plan(py::module_& m) {
-  py::class_<plan::Evaluated>(m, "Evaluated",
-                              "An algorithm carried through verification, compilation and simulation.")
+  py::class_<plan::Evaluated>(
+      m, "Evaluated", "An algorithm carried through verification, compilation and simulation.")
       .def_property_readonly("ok", &plan::Evaluated::ok)
       .def_readonly("algorithm", &plan::Evaluated::algorithm)
       .def_readonly("program", &plan::Evaluated::program)
       .def_readonly("algorithm_report", &plan::Evaluated::algorithm_report)
       .def_readonly("program_report", &plan::Evaluated::program_report)
       .def_readonly("compiled", &plan::Evaluated::compiled)
-      .def_property_readonly("results", &results_list, "Per size: bytes, time_us, lower_bound_us, busbw_gbps, ...")
+      .def_property_readonly("results", &results_list,
+                             "Per size: bytes, time_us, lower_bound_us, busbw_gbps, ...")
       .def_property_readonly("violations", &violations)
-      .def_property_readonly("instances", [](const plan::Evaluated& e) { return e.options.instances; })
+      .def_property_readonly("instances",
+                             [](const plan::Evaluated& e) { return e.options.instances; })
       .def_property_readonly("fused", [](const plan::Evaluated& e) { return e.options.fuse; })
       .def_property_readonly("inplace", [](const plan::Evaluated& e) { return e.options.inplace; })
-      .def_property_readonly("collective",
-                             [](const plan::Evaluated& e) {
-                               return compiler::replicate_collective(e.algorithm.collective, e.options.instances);
-                             },
-                             "The collective the kept program implements (the algorithm's, with every "
-                             "chunk split into the program's instances).")
-      .def_property_readonly("variant",
-                             [](const plan::Evaluated& e) { return plan::variant_description(e.options); })
+      .def_property_readonly(
+          "collective",
+          [](const plan::Evaluated& e) {
+            return compiler::replicate_collective(e.algorithm.collective, e.options.instances);
+          },
+          "The collective the kept program implements (the algorithm's, with every "
+          "chunk split into the program's instances).")
+      .def_property_readonly(
+          "variant", [](const plan::Evaluated& e) { return plan::variant_description(e.options); })
       .def("to_dict", [](const plan::Evaluated& e) { return to_python(plan::to_json(e)); });
 
   py::class_<plan::PlanResult>(m, "PlanResult", "What the planner found (plan/planner.h).")
       .def_property_readonly("ok", &plan::PlanResult::ok)
       .def("__bool__", &plan::PlanResult::ok)
-      .def_property_readonly("status",
-                             [](const plan::PlanResult& r) { return to_string(r.synthesis.status); })
-      .def_property_readonly("stats", [](const plan::PlanResult& r) { return to_python(r.synthesis.stats); })
+      .def_property_readonly(
+          "status", [](const plan::PlanResult& r) { return to_string(r.synthesis.status); })
+      .def_property_readonly("stats",
+                             [](const plan::PlanResult& r) { return to_python(r.synthesis.stats); })
       .def_readonly("synthesis_seconds", &plan::PlanResult::synthesis_seconds)
       .def_readonly("collective", &plan::PlanResult::collective)
       .def_readonly("sizes", &plan::PlanResult::sizes)
-      .def_property_readonly("dialect", [](const plan::PlanResult& r) { return formats::to_string(r.dialect); })
-      .def_property_readonly("evaluated", [](const plan::PlanResult& r) { return r.program; },
-                             "The kept program's evaluation (None when nothing was found).")
-      .def_property_readonly("ring", [](const plan::PlanResult& r) { return r.ring; },
-                             "The ring reference's evaluation (None when not applicable).")
+      .def_property_readonly(
+          "dialect", [](const plan::PlanResult& r) { return formats::to_string(r.dialect); })
+      .def_property_readonly(
+          "evaluated", [](const plan::PlanResult& r) { return r.program; },
+          "The kept program's evaluation (None when nothing was found).")
+      .def_property_readonly(
+          "ring", [](const plan::PlanResult& r) { return r.ring; },
+          "The ring reference's evaluation (None when not applicable).")
       .def_property_readonly("algorithm",
                              [](const plan::PlanResult& r) -> std::optional<Algorithm> {
                                if (r.program) return r.program->algorithm;
                                return r.synthesis.algorithm;
                              })
-      .def_property_readonly("program", [](const plan::PlanResult& r) { return program_of(r).program; })
-      .def_property_readonly("results", [](const plan::PlanResult& r) { return results_list(program_of(r)); },
-                             "Per size: bytes, time_us, lower_bound_us, busbw_gbps, instances, ...")
+      .def_property_readonly("program",
+                             [](const plan::PlanResult& r) { return program_of(r).program; })
+      .def_property_readonly(
+          "results", [](const plan::PlanResult& r) { return results_list(program_of(r)); },
+          "Per size: bytes, time_us, lower_bound_us, busbw_gbps, instances, ...")
       .def_property_readonly("ring_results",
                              [](const plan::PlanResult& r) {
                                return r.ring && r.ring->ok() ? results_list(*r.ring) : py::list();
                              })
-      .def_property_readonly("violations", [](const plan::PlanResult& r) { return violations(program_of(r)); },
-                             "Violations of the algorithm and the program (empty when ok).")
+      .def_property_readonly(
+          "violations", [](const plan::PlanResult& r) { return violations(program_of(r)); },
+          "Violations of the algorithm and the program (empty when ok).")
       .def_property_readonly("variant",
-                             [](const plan::PlanResult& r) { return plan::variant_description(program_of(r).options); })
-      .def_property_readonly("summary",
-                             [](const plan::PlanResult& r) { return to_python(plan::program_json(program_of(r).program)); },
-                             "The kept program's threadblocks, steps, channels, ...")
-      .def_property_readonly("best_time_us", [](const plan::PlanResult& r) {
-        if (!r.ok() || r.sizes.empty()) throw UserError("", "program", "no verified program was simulated");
-        return r.best_time_us();
-      })
+                             [](const plan::PlanResult& r) {
+                               return plan::variant_description(program_of(r).options);
+                             })
+      .def_property_readonly(
+          "summary",
+          [](const plan::PlanResult& r) {
+            return to_python(plan::program_json(program_of(r).program));
+          },
+          "The kept program's threadblocks, steps, channels, ...")
+      .def_property_readonly("best_time_us",
+                             [](const plan::PlanResult& r) {
+                               if (!r.ok() || r.sizes.empty())
+                                 throw UserError("", "program",
+                                                 "no verified program was simulated");
+                               return r.best_time_us();
+                             })
       .def("xml", &xml_of, py::arg("dialect") = py::none(),
            "The kept program as MSCCL-IR XML (the request's dialect unless given).")
-      .def("write_xml",
-           [](const plan::PlanResult& r, const std::string& path, const std::optional<std::string>& dialect) {
-             const std::string text = xml_of(r, dialect);
-             std::ofstream out(path);
-             if (!out) throw UserError(path, "", "cannot open for writing");
-             out << text;
-             if (!out) throw UserError(path, "", "cannot write");
-           },
-           py::arg("path"), py::arg("dialect") = py::none())
-      .def("table",
-           [](const plan::PlanResult& r, const std::string& name) {
-             const auto [names, evaluated] = rows(r, name);
-             return plan::results_table(names, evaluated);
-           },
-           py::arg("name") = "program",
-           "Per size the simulated time against the ring and the lower bound, as `ccsynth synth` prints.")
-      .def("to_dict",
-           [](const plan::PlanResult& r, const std::string& name) {
-             nlohmann::json doc = {{"ok", r.ok()},
-                                   {"status", to_string(r.synthesis.status)},
-                                   {"synthesis_seconds", r.synthesis_seconds},
-                                   {"details", r.synthesis.stats}};
-             if (r.program) {
-               doc["program"] = plan::to_json(*r.program);
-               if (r.ring) doc["ring_baseline"] = plan::to_json(*r.ring);
-               if (r.ok()) {
-                 const auto [names, evaluated] = rows(r, name);
-                 doc["best"] = plan::best_json(names, evaluated);
-               }
-             }
-             return to_python(doc);
-           },
-           py::arg("name") = "program", "The result as the CLI's JSON (program, ring_baseline, best).")
+      .def(
+          "write_xml",
+          [](const plan::PlanResult& r, const std::string& path,
+             const std::optional<std::string>& dialect) {
+            const std::string text = xml_of(r, dialect);
+            std::ofstream out(path);
+            if (!out) throw UserError(path, "", "cannot open for writing");
+            out << text;
+            if (!out) throw UserError(path, "", "cannot write");
+          },
+          py::arg("path"), py::arg("dialect") = py::none())
+      .def(
+          "table",
+          [](const plan::PlanResult& r, const std::string& name) {
+            const auto [names, evaluated] = rows(r, name);
+            return plan::results_table(names, evaluated);
+          },
+          py::arg("name") = "program",
+          "Per size the simulated time against the ring and the lower bound, as `ccsynth synth` "
+          "prints.")
+      .def(
+          "to_dict",
+          [](const plan::PlanResult& r, const std::string& name) {
+            nlohmann::json doc = {{"ok", r.ok()},
+                                  {"status", to_string(r.synthesis.status)},
+                                  {"synthesis_seconds", r.synthesis_seconds},
+                                  {"details", r.synthesis.stats}};
+            if (r.program) {
+              doc["program"] = plan::to_json(*r.program);
+              if (r.ring) doc["ring_baseline"] = plan::to_json(*r.ring);
+              if (r.ok()) {
+                const auto [names, evaluated] = rows(r, name);
+                doc["best"] = plan::best_json(names, evaluated);
+              }
+            }
+            return to_python(doc);
+          },
+          py::arg("name") = "program",
+          "The result as the CLI's JSON (program, ring_baseline, best).")
       .def("__repr__", [](const plan::PlanResult& r) {
         std::string text = "<ccsynth.PlanResult " + r.collective.name + ": ";
         if (!r.program) return text + "no algorithm (" + to_string(r.synthesis.status) + ")>";
@@ -243,11 +269,11 @@ void bind_plan(py::module_& m) {
 
   m.def(
       "_plan",
-      [](const std::string& method, const Topology& topology, const std::optional<Collective>& collective,
-         const std::string& kind, int chunks, int root, const py::object& sizes,
-         const py::object& synth_size, double time_limit_s, const py::object& params,
-         const std::vector<int>& instances, const std::string& protocol, bool inplace,
-         const std::string& dialect, bool compare_with_ring) {
+      [](const std::string& method, const Topology& topology,
+         const std::optional<Collective>& collective, const std::string& kind, int chunks, int root,
+         const py::object& sizes, const py::object& synth_size, double time_limit_s,
+         const py::object& params, const std::vector<int>& instances, const std::string& protocol,
+         bool inplace, const std::string& dialect, bool compare_with_ring) {
         plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_ring);
         request.method = method;
         if (collective) {
@@ -270,10 +296,10 @@ void bind_plan(py::module_& m) {
         py::gil_scoped_release release;
         return plan::plan(request);
       },
-      py::arg("method"), py::arg("topology"), py::arg("collective"), py::arg("kind"), py::arg("chunks"),
-      py::arg("root"), py::arg("sizes"), py::arg("synth_size"), py::arg("time_limit_s"), py::arg("params"),
-      py::arg("instances"), py::arg("protocol"), py::arg("inplace"), py::arg("dialect"),
-      py::arg("compare_with_ring"));
+      py::arg("method"), py::arg("topology"), py::arg("collective"), py::arg("kind"),
+      py::arg("chunks"), py::arg("root"), py::arg("sizes"), py::arg("synth_size"),
+      py::arg("time_limit_s"), py::arg("params"), py::arg("instances"), py::arg("protocol"),
+      py::arg("inplace"), py::arg("dialect"), py::arg("compare_with_ring"));
 
   m.def(
       "plan_algorithm",
@@ -289,7 +315,8 @@ void bind_plan(py::module_& m) {
       },
       py::arg("algorithm"), py::arg("topology"), py::arg("sizes") = py::none(),
       py::arg("instances") = std::vector<int>{1}, py::arg("protocol") = "Simple",
-      py::arg("inplace") = false, py::arg("dialect") = "executor", py::arg("compare_with_ring") = true,
+      py::arg("inplace") = false, py::arg("dialect") = "executor",
+      py::arg("compare_with_ring") = true,
       "Evaluates an algorithm made elsewhere (a file, the DSL) as plan() would.");
 
   m.def(
