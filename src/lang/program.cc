@@ -64,8 +64,8 @@ std::string location_text(const std::source_location& where) {
 }
 
 std::string describe(const Operation& op) {
-  std::string out = op_name(op.kind) + " " + slot_text(op.src_rank, op.src_buffer, op.src_index,
-                                                        op.count);
+  std::string out =
+      op_name(op.kind) + " " + slot_text(op.src_rank, op.src_buffer, op.src_index, op.count);
   out += (op.kind == OpKind::kCopy ? " -> " : " into ") +
          slot_text(op.dst_rank, op.dst_buffer, op.dst_index, op.count);
   if (op.directives.channel >= 0) out += " ch=" + text(op.directives.channel);
@@ -98,8 +98,7 @@ ChunkRef ChunkRef::reduce_at(const std::string& where, const ChunkRef& other,
   if (other.program_ != program_) {
     throw UserError(where, "reduce", "the two references belong to different programs");
   }
-  return program_->record(OpKind::kReduce, other, *this, rank_, buffer_, index_, directives,
-                          where);
+  return program_->record(OpKind::kReduce, other, *this, rank_, buffer_, index_, directives, where);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,8 +108,8 @@ namespace {
 
 void check_options(const ProgramOptions& o) {
   if (o.instances < 1 || o.instances > kMaxChannels) {
-    throw UserError("", "instances", "must be in 1.." + text(kMaxChannels) + ", got " +
-                                         text(o.instances));
+    throw UserError("", "instances",
+                    "must be in 1.." + text(kMaxChannels) + ", got " + text(o.instances));
   }
 }
 
@@ -126,10 +125,10 @@ DslProgram::DslProgram(Collective collective, ProgramOptions options)
     const auto& pre = collective_.chunks[k].pre;
     for (int j = 0; j < static_cast<int>(pre.size()); ++j) {
       const BufferRef ref = input_location(collective_, pre[j], options_.inplace);
-      const LocationKey key{pre[j].rank,
-                            ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput
-                                                                   : BufferKind::kInput,
-                            "", ref.index};
+      const LocationKey key{
+          pre[j].rank,
+          ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput, "",
+          ref.index};
       Location& loc = state_->locations[key];
       loc.value = Value{k, collective_.combining ? std::vector<int>{j} : std::vector<int>{}};
     }
@@ -144,8 +143,7 @@ namespace {
 LocationKey location_key(const Collective& c, bool inplace, int rank, const Buffer& buffer,
                          int index, const std::string& where, const std::string& what) {
   if (rank < 0 || rank >= c.num_ranks) {
-    throw UserError(where, what,
-                    "rank " + text(rank) + " outside 0.." + text(c.num_ranks - 1));
+    throw UserError(where, what, "rank " + text(rank) + " outside 0.." + text(c.num_ranks - 1));
   }
   const int size = buffer.kind == BufferKind::kInput    ? c.input_chunks
                    : buffer.kind == BufferKind::kOutput ? c.output_chunks
@@ -159,15 +157,14 @@ LocationKey location_key(const Collective& c, bool inplace, int rank, const Buff
   const BufferRef ref = buffer.kind == BufferKind::kInput
                             ? input_location(c, Slot{rank, index}, inplace)
                             : output_location(c, Slot{rank, index}, inplace);
-  return {rank,
-          ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput, "",
-          ref.index};
+  return {rank, ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput,
+          "", ref.index};
 }
 
 void check_count(int count, const std::string& where, const std::string& what) {
   if (count < 1 || count > kMaxBufferIndex) {
-    throw UserError(where, what, "count must be in 1.." + text(kMaxBufferIndex) + ", got " +
-                                     text(count));
+    throw UserError(where, what,
+                    "count must be in 1.." + text(kMaxBufferIndex) + ", got " + text(count));
   }
 }
 
@@ -178,17 +175,17 @@ ChunkRef DslProgram::chunk(int rank, const Buffer& buffer, int index, int count,
   return chunk_at(location_text(where), rank, buffer, index, count);
 }
 
-ChunkRef DslProgram::chunk_at(const std::string& where, int rank, const Buffer& buffer,
-                              int index, int count) {
+ChunkRef DslProgram::chunk_at(const std::string& where, int rank, const Buffer& buffer, int index,
+                              int count) {
   check_count(count, where, "chunk");
   for (int i = 0; i < count; ++i) {
     const LocationKey key =
         location_key(collective_, options_.inplace, rank, buffer, index + i, where, "chunk");
     auto it = state_->locations.find(key);
     if (it == state_->locations.end() || !it->second.value.initialized()) {
-      throw UserError(where, "chunk",
-                      slot_text(rank, buffer, index + i) +
-                          " is uninitialized (nothing was copied there yet)");
+      throw UserError(
+          where, "chunk",
+          slot_text(rank, buffer, index + i) + " is uninitialized (nothing was copied there yet)");
     }
   }
   return make_ref(rank, buffer, index, count, where);
@@ -210,8 +207,8 @@ void DslProgram::begin_parallelize(int factor, const std::string& where) {
     throw UserError(where, "parallelize",
                     "factor must be in 1.." + text(kMaxChannels) + ", got " + text(factor));
   }
-  const int total = std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), factor,
-                                    std::multiplies<>());
+  const int total =
+      std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), factor, std::multiplies<>());
   if (total > kMaxChannels) {
     throw UserError(where, "parallelize",
                     "nested factors multiply to " + text(total) + ", more than the " +
@@ -261,14 +258,13 @@ void check_fresh(const Collective& c, bool inplace, const ChunkRef& ref,
 
 }  // namespace
 
-ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& target,
-                            int dst_rank, const Buffer& dst_buffer, int dst_index,
-                            const Directives& directives, const std::string& where) {
+ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& target, int dst_rank,
+                            const Buffer& dst_buffer, int dst_index, const Directives& directives,
+                            const std::string& where) {
   const std::string what = op_name(kind);
   const int count = src.count();
   if (kind == OpKind::kReduce && target.count() != count) {
-    throw UserError(where, what,
-                    "counts differ: " + target.describe() + " and " + src.describe());
+    throw UserError(where, what, "counts differ: " + target.describe() + " and " + src.describe());
   }
   if (kind == OpKind::kReduce && !collective_.combining) {
     throw UserError(where, what,
@@ -291,8 +287,8 @@ ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& ta
   op.dst_index = dst_index;
   op.count = count;
   op.directives = directives;
-  op.parallel = std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), 1,
-                                std::multiplies<>());
+  op.parallel =
+      std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), 1, std::multiplies<>());
   op.where = where;
   check_directives(op);
 
@@ -433,10 +429,10 @@ void DslProgram::bind_threadblock(const Operation& op, int rank, int tb, int pee
   if (!inserted && it->second != tb) {
     throw UserError(op.where, what,
                     std::string("two ") + (send ? "sends" : "receives") + " on the connection " +
-                        text(src) + " -> " + text(dst) + " channel " +
-                        text(std::max(channel, 0)) + " in different threadblocks (" +
-                        text(it->second) + " and " + text(tb) + " of rank " + text(rank) +
-                        "); a connection has one " + (send ? "sending" : "receiving") +
+                        text(src) + " -> " + text(dst) + " channel " + text(std::max(channel, 0)) +
+                        " in different threadblocks (" + text(it->second) + " and " + text(tb) +
+                        " of rank " + text(rank) + "); a connection has one " +
+                        (send ? "sending" : "receiving") +
                         " threadblock: give the operations different channels");
   }
 }

@@ -39,9 +39,9 @@ struct LocationKey {
 /// One location's contents and history.
 struct Location {
   Value value;
-  uint64_t version = 0;         // bumped by every write; references remember it
-  int last_writer = -1;         // operation index, -1: the precondition
-  std::vector<int> readers;     // operations that read the current value
+  uint64_t version = 0;      // bumped by every write; references remember it
+  int last_writer = -1;      // operation index, -1: the precondition
+  std::vector<int> readers;  // operations that read the current value
 };
 
 /// What an operation saw, per offset of its reference (used by to_algorithm()).
@@ -64,9 +64,7 @@ struct DirectedThreadblock {
 inline int instance_channel(int channel, int factor, int i) {
   return channel < 0 ? (factor > 1 ? i : -1) : channel * factor + i;
 }
-inline int instance_threadblock(int tb, int factor, int i) {
-  return tb < 0 ? -1 : tb * factor + i;
-}
+inline int instance_threadblock(int tb, int factor, int i) { return tb < 0 ? -1 : tb * factor + i; }
 
 struct DslProgram::State {
   std::map<LocationKey, Location> locations;

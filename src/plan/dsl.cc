@@ -23,8 +23,8 @@ PlanResult plan_dsl(const lang::DslProgram& program, PlanRequest request) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  out.ring = evaluate_variants(*ring, ring_options, VariantSpace{kRingInstances, {true, false}, {false}},
-                               evaluate);
+  out.ring = evaluate_variants(*ring, ring_options,
+                               VariantSpace{kRingInstances, {true, false}, {false}}, evaluate);
   return out;
 }
 

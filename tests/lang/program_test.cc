@@ -91,8 +91,8 @@ TEST(DslProgram, RingAllGatherTracesIntoARingAlgorithm) {
 TEST(DslProgram, ChunkDagRecordsTrueAndFalseDependencies) {
   DslProgram p(make_collective(CollectiveKind::kAllGather, 3));
   ChunkRef c = p.chunk(0, Buffer::input(), 0);
-  ChunkRef d = c.copy(1, Buffer::scratch(), 0);                // op 0
-  d.copy(2, Buffer::output(), 0);                              // op 1: reads op 0's write
+  ChunkRef d = c.copy(1, Buffer::scratch(), 0);                  // op 0
+  d.copy(2, Buffer::output(), 0);                                // op 1: reads op 0's write
   p.chunk(1, Buffer::input(), 0).copy(1, Buffer::scratch(), 0);  // op 2: overwrites what 1 read
   const auto& ops = p.operations();
   ASSERT_EQ(ops.size(), 3u);
@@ -177,7 +177,8 @@ TEST(DslProgram, ScratchPartialsAndLocalReductionsLowerToRemoteReduces) {
 
 TEST(DslProgram, CustomCollectiveAllToNext) {
   DslProgram p(make_alltonext(3, 2));
-  for (int r = 0; r + 1 < 3; ++r) p.chunk(r, Buffer::input(), 0, 2).copy(r + 1, Buffer::output(), 0);
+  for (int r = 0; r + 1 < 3; ++r)
+    p.chunk(r, Buffer::input(), 0, 2).copy(r + 1, Buffer::output(), 0);
   const Algorithm a = p.to_algorithm();
   ASSERT_EQ(a.ops.size(), 2u);
   EXPECT_EQ(a.ops[0].count, 2);
@@ -229,14 +230,12 @@ TEST(DslProgramErrors, MissedPostconditionNamesTheSlot) {
 TEST(DslProgramErrors, ThreadblockDirectiveConflicts) {
   DslProgram p(make_collective(CollectiveKind::kAllGather, 3));
   p.chunk(0, Buffer::input(), 0).copy(1, Buffer::output(), 0, on_channel(0, 0));
-  const std::string two_tbs = error_of([&] {
-    p.chunk(0, Buffer::input(), 0).copy(1, Buffer::scratch(), 0, on_channel(0, 1));
-  });
+  const std::string two_tbs = error_of(
+      [&] { p.chunk(0, Buffer::input(), 0).copy(1, Buffer::scratch(), 0, on_channel(0, 1)); });
   EXPECT_THAT(two_tbs, HasSubstr("two sends on the connection 0 -> 1 channel 0 in different "
                                  "threadblocks (0 and 1 of rank 0)"));
-  const std::string two_peers = error_of([&] {
-    p.chunk(0, Buffer::input(), 0).copy(2, Buffer::output(), 0, send_tb(0));
-  });
+  const std::string two_peers =
+      error_of([&] { p.chunk(0, Buffer::input(), 0).copy(2, Buffer::output(), 0, send_tb(0)); });
   EXPECT_THAT(two_peers, HasSubstr("threadblock 0 of rank 0 already sends to rank 1"));
   EXPECT_THAT(error_of([&] {
                 p.chunk(0, Buffer::input(), 0).copy(2, Buffer::output(), 0, on_channel(32));
@@ -246,18 +245,16 @@ TEST(DslProgramErrors, ThreadblockDirectiveConflicts) {
 
 TEST(DslProgramErrors, BadReductions) {
   DslProgram ag(make_collective(CollectiveKind::kAllGather, 2));
-  EXPECT_THAT(error_of([&] {
-                ag.chunk(0, Buffer::input(), 0).reduce(ag.chunk(1, Buffer::input(), 0));
-              }),
-              HasSubstr("not a combining collective"));
+  EXPECT_THAT(
+      error_of([&] { ag.chunk(0, Buffer::input(), 0).reduce(ag.chunk(1, Buffer::input(), 0)); }),
+      HasSubstr("not a combining collective"));
   DslProgram ar(make_collective(CollectiveKind::kAllReduce, 2));
   ChunkRef c = ar.chunk(1, Buffer::input(), 0).reduce(ar.chunk(0, Buffer::input(), 0));
   EXPECT_THAT(error_of([&] { c.reduce(ar.chunk(0, Buffer::input(), 0)); }),
               HasSubstr("counted twice"));
-  EXPECT_THAT(error_of([&] {
-                ar.chunk(0, Buffer::input(), 0).reduce(ar.chunk(0, Buffer::input(), 1));
-              }),
-              HasSubstr("only contributions to the same chunk"));
+  EXPECT_THAT(
+      error_of([&] { ar.chunk(0, Buffer::input(), 0).reduce(ar.chunk(0, Buffer::input(), 1)); }),
+      HasSubstr("only contributions to the same chunk"));
 }
 
 TEST(DslProgramErrors, ParallelizeLimits) {

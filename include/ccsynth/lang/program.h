@@ -57,9 +57,11 @@ std::string to_string(const Buffer& buffer);
 /// connection, the threadblock that sends on the source rank and the one that receives on the
 /// destination rank. -1 leaves the choice to the compiler.
 struct Directives {
-  int channel = -1;
-  int sendtb = -1;
-  int recvtb = -1;
+  Directives(int channel_ = -1, int sendtb_ = -1, int recvtb_ = -1)  // NOLINT: {ch}, {ch, tb}
+      : channel(channel_), sendtb(sendtb_), recvtb(recvtb_) {}
+  int channel;
+  int sendtb;
+  int recvtb;
 };
 
 /// The largest channel and threadblock a directive may name (the executor runtime's limits,
@@ -80,8 +82,8 @@ struct Operation {
   int dst_index = 0;
   int count = 1;
   Directives directives;
-  int parallel = 1;         // the enclosing parallelize() factors, multiplied
-  std::string where;        // the program line that issued it (file:line)
+  int parallel = 1;             // the enclosing parallelize() factors, multiplied
+  std::string where;            // the program line that issued it (file:line)
   std::vector<int> depends_on;  // earlier operations it must follow (true and false deps)
 
   bool remote() const { return src_rank != dst_rank; }
@@ -210,8 +212,7 @@ class DslProgram {
   friend class ChunkRef;
   struct State;
 
-  ChunkRef make_ref(int rank, const Buffer& buffer, int index, int count,
-                    const std::string& where);
+  ChunkRef make_ref(int rank, const Buffer& buffer, int index, int count, const std::string& where);
   ChunkRef record(OpKind kind, const ChunkRef& src, const ChunkRef& dst_or_target, int dst_rank,
                   const Buffer& dst_buffer, int dst_index, const Directives& directives,
                   const std::string& where);

@@ -1,0 +1,31 @@
+// All-Pairs AllGather: every rank copies its chunk straight into every other rank's output in
+// one step (the best latency on fully connected machines such as NVSwitch nodes).
+
+#include "example.h"
+
+using ccsynth::CollectiveKind;
+using ccsynth::make_collective;
+using ccsynth::Topology;
+using ccsynth::lang::Buffer;
+namespace examples = ccsynth::examples;
+namespace lang = ccsynth::lang;
+
+int main(int argc, char** argv) {
+  examples::Example example;
+  example.name = "allpairs_allgather";
+  example.description = "All-Pairs AllGather in one step";
+  example.default_topology = "ndv4";
+  example.default_sizes = {"64K", "1M"};
+  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+    const int size = t.num_ranks;
+    auto p = std::make_unique<lang::DslProgram>(
+        make_collective(CollectiveKind::kAllGather, size, 1),
+        examples::program_options("allpairs_allgather", t, args, /*inplace=*/false));
+    for (int r = 0; r < size; ++r) {
+      const lang::ChunkRef c = p->chunk(r, Buffer::input(), 0);
+      for (int dst = 0; dst < size; ++dst) c.copy(dst, Buffer::output(), r);
+    }
+    return p;
+  };
+  return examples::run_example(example, argc, argv);
+}

@@ -1,0 +1,50 @@
+// Recursive halving-doubling AllReduce: a ReduceScatter by recursive halving (each round a rank
+// reduces the half of its range its partner keeps into the partner) and an AllGather by
+// recursive doubling; 2 log2(R) rounds, a power-of-two number of ranks.
+
+#include "example.h"
+
+#include "ccsynth/core/error.h"
+
+using ccsynth::CollectiveKind;
+using ccsynth::make_collective;
+using ccsynth::Topology;
+using ccsynth::lang::Buffer;
+using ccsynth::UserError;
+namespace examples = ccsynth::examples;
+namespace lang = ccsynth::lang;
+
+int main(int argc, char** argv) {
+  examples::Example example;
+  example.name = "allreduce_recursive_halving_doubling";
+  example.description = "Recursive halving-doubling AllReduce in 2 log2(R) rounds";
+  example.default_topology = "ndv4";
+  example.default_sizes = {"64K", "1M"};
+  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+    const int size = t.num_ranks;
+    if (size & (size - 1)) {
+      throw UserError("", "--topology",
+                      "recursive halving-doubling needs a power-of-two number of ranks, not " +
+                          std::to_string(size));
+    }
+    auto p = std::make_unique<lang::DslProgram>(
+        make_collective(CollectiveKind::kAllReduce, size, 1),
+        examples::program_options("allreduce_recursive_halving_doubling", t, args, true));
+    for (int distance = size / 2; distance >= 1; distance /= 2) {
+      for (int r = 0; r < size; ++r) {
+        const int partner = r ^ distance;
+        const int start = partner / distance * distance;  // the partner's half
+        p->chunk(partner, Buffer::input(), start, distance)
+            .reduce(p->chunk(r, Buffer::input(), start, distance));
+      }
+    }
+    for (int distance = 1; distance < size; distance *= 2) {
+      for (int r = 0; r < size; ++r) {
+        const int start = r / distance * distance;
+        p->chunk(r, Buffer::input(), start, distance).copy(r ^ distance, Buffer::input(), start);
+      }
+    }
+    return p;
+  };
+  return examples::run_example(example, argc, argv);
+}

@@ -1,0 +1,49 @@
+// Ring AllReduce (MSCCLang sec. 7.1.1): a reduce ring then a copy ring over all ranks, one chunk
+// per rank; --channels spreads the chunks of the one logical ring over several channels, and
+// --instances parallelizes the whole program (NCCL's ring is one channel x many instances).
+
+#include "example.h"
+
+using ccsynth::CollectiveKind;
+using ccsynth::make_collective;
+using ccsynth::Topology;
+using ccsynth::lang::Buffer;
+namespace examples = ccsynth::examples;
+namespace lang = ccsynth::lang;
+
+int main(int argc, char** argv) {
+  static int channels = 1;
+  examples::Example example;
+  example.name = "ring_allreduce";
+  example.description = "Ring AllReduce with channels and instances (MSCCLang sec. 7.1.1)";
+  example.default_topology = "ndv4";
+  example.add_flags = [](CLI::App& app) {
+    app.add_option("--channels", channels, "channels the chunks use")->capture_default_str();
+  };
+  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+    const int size = t.num_ranks;
+    auto p = std::make_unique<lang::DslProgram>(
+        make_collective(CollectiveKind::kAllReduce, size, 1),
+        examples::program_options("ring_allreduce", t, args, /*inplace=*/true));
+    // Reduce ring: after size-1 steps chunk `index` is fully reduced on rank index-1.
+    for (int step = 0; step < size - 1; ++step) {
+      for (int index = 0; index < size; ++index) {
+        const int rank = (index + step) % size;
+        const int next = (index + step + 1) % size;
+        p->chunk(next, Buffer::input(), index)
+            .reduce(p->chunk(rank, Buffer::input(), index), {index % channels});
+      }
+    }
+    // Copy ring: the reduced chunk travels to every other rank.
+    for (int step = -1; step < size - 2; ++step) {
+      for (int index = 0; index < size; ++index) {
+        const int rank = (index + step + size) % size;
+        const int next = (index + step + 1 + size) % size;
+        p->chunk(rank, Buffer::input(), index)
+            .copy(next, Buffer::input(), index, {index % channels});
+      }
+    }
+    return p;
+  };
+  return examples::run_example(example, argc, argv);
+}
