@@ -8,12 +8,12 @@
 using ccsynth::CollectiveKind;
 using ccsynth::make_collective;
 using ccsynth::Topology;
-using ccsynth::lang::Buffer;
 using ccsynth::UserError;
+using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example allgather_recursive_doubling_example() {
   examples::Example example;
   example.name = "allgather_recursive_doubling";
   example.description = "Recursive-doubling AllGather in log2(R) rounds";
@@ -22,9 +22,9 @@ int main(int argc, char** argv) {
   example.build = [](const Topology& t, const examples::ExampleArgs& args) {
     const int size = t.num_ranks;
     if (size & (size - 1)) {
-      throw UserError("", "--topology",
-                      "recursive doubling needs a power-of-two number of ranks, not " +
-                          std::to_string(size));
+      throw UserError(
+          "", "--topology",
+          "recursive doubling needs a power-of-two number of ranks, not " + std::to_string(size));
     }
     auto p = std::make_unique<lang::DslProgram>(
         make_collective(CollectiveKind::kAllGather, size, 1),
@@ -38,5 +38,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(allgather_recursive_doubling_example)

@@ -10,7 +10,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example allpairs_allgather_example() {
   examples::Example example;
   example.name = "allpairs_allgather";
   example.description = "All-Pairs AllGather in one step";
@@ -27,5 +27,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(allpairs_allgather_example)

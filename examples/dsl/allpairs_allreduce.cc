@@ -11,7 +11,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example allpairs_allreduce_example() {
   examples::Example example;
   example.name = "allpairs_allreduce";
   example.description = "All-Pairs AllReduce in 2 steps (MSCCLang sec. 7.1.2)";
@@ -27,8 +27,7 @@ int main(int argc, char** argv) {
       for (int r2 = 0; r2 < size; ++r2) {
         if (r1 == r2) continue;
         const int slot = r1 < r2 ? r1 : r1 - 1;
-        p->chunk(r1, Buffer::input(), r2 * size, size)
-            .copy(r2, Buffer::scratch(), slot * size);
+        p->chunk(r1, Buffer::input(), r2 * size, size).copy(r2, Buffer::scratch(), slot * size);
       }
     }
     // Local reduction of the received blocks into rank r's own block.
@@ -41,10 +40,13 @@ int main(int argc, char** argv) {
     // Step 2: every rank sends its reduced block to all others.
     for (int r1 = 0; r1 < size; ++r1) {
       for (int r2 = 0; r2 < size; ++r2) {
-        if (r1 != r2) p->chunk(r1, Buffer::input(), r1 * size, size).copy(r2, Buffer::input(), r1 * size);
+        if (r1 != r2)
+          p->chunk(r1, Buffer::input(), r1 * size, size).copy(r2, Buffer::input(), r1 * size);
       }
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(allpairs_allreduce_example)

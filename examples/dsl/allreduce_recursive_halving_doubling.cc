@@ -9,12 +9,12 @@
 using ccsynth::CollectiveKind;
 using ccsynth::make_collective;
 using ccsynth::Topology;
-using ccsynth::lang::Buffer;
 using ccsynth::UserError;
+using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example allreduce_recursive_halving_doubling_example() {
   examples::Example example;
   example.name = "allreduce_recursive_halving_doubling";
   example.description = "Recursive halving-doubling AllReduce in 2 log2(R) rounds";
@@ -46,5 +46,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(allreduce_recursive_halving_doubling_example)

@@ -12,7 +12,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example alltoall_three_step_example() {
   examples::Example example;
   example.name = "alltoall_three_step";
   example.description = "Three-Step AllToAll: gather, one IB message per node pair, scatter";
@@ -59,5 +59,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(alltoall_three_step_example)

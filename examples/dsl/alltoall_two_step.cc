@@ -11,7 +11,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example alltoall_two_step_example() {
   examples::Example example;
   example.name = "alltoall_two_step";
   example.description = "Two-Step AllToAll with coalesced IB sends (MSCCLang fig. 9)";
@@ -49,5 +49,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(alltoall_two_step_example)

@@ -8,14 +8,14 @@
 #include "example.h"
 
 using ccsynth::CollectiveKind;
+using ccsynth::make_alltonext;
 using ccsynth::make_collective;
 using ccsynth::Topology;
 using ccsynth::lang::Buffer;
-using ccsynth::make_alltonext;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example alltonext_example() {
   static std::string variant = "cooperative";
   examples::Example example;
   example.name = "alltonext";
@@ -48,12 +48,14 @@ int main(int argc, char** argv) {
         const int dst = (n + 1) * gpus + k;
         if (k == 0) {
           c.copy(dst, Buffer::output(), k);  // arrives where it belongs
-        } else {  // IB, then gather on (n+1, 0)
+        } else {                             // IB, then gather on (n+1, 0)
           c.copy(dst, Buffer::scratch(), 0).copy((n + 1) * gpus, Buffer::output(), k);
         }
       }
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(alltonext_example)

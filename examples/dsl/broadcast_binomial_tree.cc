@@ -10,7 +10,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example broadcast_binomial_tree_example() {
   static int root = 0;
   static int chunks = 1;
   examples::Example example;
@@ -36,5 +36,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(broadcast_binomial_tree_example)

@@ -124,14 +124,15 @@ int print_text(const Example& example, const ExampleArgs& args, const Topology& 
                            algorithm.num_steps(), algorithm.ops.size());
   if (!result.ok()) {
     std::cout << "verification FAILED:\n";
-    for (const auto& v : result.program->algorithm_report.violations) std::cout << "  " << v << "\n";
+    for (const auto& v : result.program->algorithm_report.violations)
+      std::cout << "  " << v << "\n";
     for (const auto& v : result.program->program_report.violations) std::cout << "  " << v << "\n";
     return kExitCheckFailed;
   }
   const Program& p = result.program->program;
-  std::cout << fmt::format("verified: algorithm and program correct ({}); {} threadblocks, {} steps\n",
-                           plan::variant_description(result.program->options),
-                           p.total_threadblocks(), p.total_steps());
+  std::cout << fmt::format(
+      "verified: algorithm and program correct ({}); {} threadblocks, {} steps\n",
+      plan::variant_description(result.program->options), p.total_threadblocks(), p.total_steps());
   std::cout << plan::results_table(table.names, table.all);
   if (!args.output.empty()) std::cout << "wrote " << args.output << "\n";
   if (!check) return kExitOk;
@@ -152,9 +153,9 @@ int run(const Example& example, const ExampleArgs& args) {
   request.sizes = parse_sizes(args.sizes);
   // The executor dialect names only the built-in collectives; custom ones need the classic.
   const bool custom = program->collective().kind == CollectiveKind::kCustom;
-  request.dialect = args.dialect.empty() ? (custom ? formats::XmlDialect::kClassic
-                                                   : formats::XmlDialect::kExecutor)
-                                         : formats::parse_xml_dialect(args.dialect);
+  request.dialect = args.dialect.empty()
+                        ? (custom ? formats::XmlDialect::kClassic : formats::XmlDialect::kExecutor)
+                        : formats::parse_xml_dialect(args.dialect);
   const plan::PlanResult result = plan::plan_dsl(*program, request);
   std::vector<plan::PlanResult> compared;
   std::vector<std::string> compare_names;
@@ -182,8 +183,8 @@ int run(const Example& example, const ExampleArgs& args) {
 }  // namespace
 
 NodeShape node_shape(const Topology& topology, const ExampleArgs& args) {
-  const int nodes = args.nodes > 0 ? args.nodes
-                                   : std::max<int>(1, static_cast<int>(topology.nodes.size()));
+  const int nodes =
+      args.nodes > 0 ? args.nodes : std::max<int>(1, static_cast<int>(topology.nodes.size()));
   if (topology.num_ranks % nodes != 0) {
     throw UserError("", "--nodes",
                     fmt::format("{} ranks do not split into {} nodes", topology.num_ranks, nodes));
@@ -200,7 +201,8 @@ lang::ProgramOptions program_options(const std::string& name, const Topology& to
   o.inplace = inplace;
   const std::optional<Protocol> protocol = parse_protocol(args.protocol);
   if (!protocol) {
-    throw UserError("", "--protocol", "expected Simple, LL or LL128, got \"" + args.protocol + "\"");
+    throw UserError("", "--protocol",
+                    "expected Simple, LL or LL128, got \"" + args.protocol + "\"");
   }
   o.protocol = *protocol;
   return o;

@@ -65,3 +65,15 @@ struct Example {
 int run_example(const Example& example, int argc, char** argv);
 
 }  // namespace ccsynth::examples
+
+/// Ends an example file: `CCSYNTH_EXAMPLE_MAIN(ring_allreduce_example)` defines main() running
+/// the Example that function returns. Compiled with CCSYNTH_EXAMPLE_NO_MAIN (bench/), the file
+/// only defines the function.
+#ifdef CCSYNTH_EXAMPLE_NO_MAIN
+#define CCSYNTH_EXAMPLE_MAIN(make_example)
+#else
+#define CCSYNTH_EXAMPLE_MAIN(make_example)                             \
+  int main(int argc, char** argv) {                                    \
+    return ccsynth::examples::run_example(make_example(), argc, argv); \
+  }
+#endif

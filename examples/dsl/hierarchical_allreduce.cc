@@ -56,7 +56,7 @@ std::vector<int> cross_ranks(int gpu, int nodes, int gpus) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+examples::Example hierarchical_allreduce_example() {
   examples::Example example;
   example.name = "hierarchical_allreduce";
   example.description = "Hierarchical AllReduce with parallelize (MSCCLang fig. 3, sec. 5.1)";
@@ -80,5 +80,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(hierarchical_allreduce_example)

@@ -11,7 +11,7 @@ using ccsynth::lang::Buffer;
 namespace examples = ccsynth::examples;
 namespace lang = ccsynth::lang;
 
-int main(int argc, char** argv) {
+examples::Example ring_allreduce_example() {
   static int channels = 1;
   examples::Example example;
   example.name = "ring_allreduce";
@@ -45,5 +45,7 @@ int main(int argc, char** argv) {
     }
     return p;
   };
-  return examples::run_example(example, argc, argv);
+  return example;
 }
+
+CCSYNTH_EXAMPLE_MAIN(ring_allreduce_example)
