@@ -144,33 +144,34 @@ class AlgorithmBuilder {
     }
   }
 
-  // One ChunkOp per run of consecutive chunks of one kind, per parallel instance.
+  // One ChunkOp per run of consecutive chunks of one kind and per parallel instance: the run's
+  // sub-chunks are consecutive, and instance i takes the i-th contiguous 1/N of them, so each
+  // instance still moves one aggregated block (MSCCLang sec. 5.1: every instance operates on
+  // 1/N of the data).
   void emit(const Operation& op, const TracedValues& traced, const std::vector<OpKind>& kinds,
             int step) {
     const int instances = op.parallel;
-    const int slice = factor_ / instances;
-    for (int i = 0; i < instances; ++i) {
-      ChunkOp base;
-      base.src = op.src_rank;
-      base.dst = op.dst_rank;
-      base.step = step;
-      base.channel = instance_channel(op.directives.channel, instances, i);
-      base.send_tb = instance_threadblock(op.directives.sendtb, instances, i);
-      base.recv_tb = instance_threadblock(op.directives.recvtb, instances, i);
-      for (int o = 0; o < op.count;) {
-        int run = 1;
-        while (instances == 1 && o + run < op.count &&
-               traced.src[o + run].chunk == traced.src[o].chunk + run &&
-               kinds[o + run] == kinds[o]) {
-          ++run;
-        }
-        ChunkOp c = base;
+    for (int o = 0; o < op.count;) {
+      int run = 1;
+      while (o + run < op.count && traced.src[o + run].chunk == traced.src[o].chunk + run &&
+             kinds[o + run] == kinds[o]) {
+        ++run;
+      }
+      const int slice = run * factor_ / instances;
+      for (int i = 0; i < instances; ++i) {
+        ChunkOp c;
+        c.src = op.src_rank;
+        c.dst = op.dst_rank;
+        c.step = step;
         c.kind = kinds[o];
         c.chunk = traced.src[o].chunk * factor_ + i * slice;
-        c.count = instances == 1 ? run * factor_ : slice;
+        c.count = slice;
+        c.channel = instance_channel(op.directives.channel, instances, i);
+        c.send_tb = instance_threadblock(op.directives.sendtb, instances, i);
+        c.recv_tb = instance_threadblock(op.directives.recvtb, instances, i);
         ops_.push_back(c);
-        o += run;
       }
+      o += run;
     }
   }
 

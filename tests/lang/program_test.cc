@@ -135,6 +135,27 @@ TEST(DslProgram, ParallelizeRefinesChunksOntoDisjointChannels) {
   compile_verified(a, true);
 }
 
+TEST(DslProgram, ParallelizedMultiCountReferencesSplitIntoContiguousSlices) {
+  // 2 ranks, 4 chunks; rank 0 sends chunks 0..3 in one reference, parallelized 2 ways: each
+  // instance moves one contiguous half (4 sub-chunks), not every other sub-chunk.
+  DslProgram p(make_collective(CollectiveKind::kAllGather, 2, 4));
+  {
+    auto scope = p.parallelize(2);
+    for (int r = 0; r < 2; ++r) {
+      ChunkRef c = p.chunk(r, Buffer::input(), 0, 4);
+      c.copy(r, Buffer::output(), 4 * r);
+      c.copy(1 - r, Buffer::output(), 4 * r);
+    }
+  }
+  const Algorithm a = p.to_algorithm();
+  ASSERT_EQ(a.ops.size(), 4u);
+  EXPECT_EQ(a.ops[0].chunk, 0);
+  EXPECT_EQ(a.ops[0].count, 4);
+  EXPECT_EQ(a.ops[1].chunk, 4);
+  EXPECT_EQ(a.ops[1].channel, 1);
+  compile_verified(a);
+}
+
 TEST(DslProgram, MultiCountReferencesAggregateIntoOneOp) {
   DslProgram p(make_collective(CollectiveKind::kAllGather, 2, 2));
   for (int r = 0; r < 2; ++r) {
