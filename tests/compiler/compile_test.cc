@@ -214,6 +214,49 @@ TEST(Compile, AggregationMergesContiguousChunks) {
   EXPECT_EQ(comm_tb(compile(ring_allgather(4, 3), off).gpus[0]).steps.size(), 12u);
 }
 
+int send_steps(const Program& p) {
+  int n = 0;
+  for (const GpuProgram& g : p.gpus)
+    for (const Threadblock& tb : g.threadblocks)
+      for (const Step& s : tb.steps) n += sends(s.type) ? 1 : 0;
+  return n;
+}
+
+// Out-of-place, a rank's own chunk moves to its output slot before it is forwarded together
+// with the chunks it received there, so every recursive-doubling step is one send per peer
+// (cnt = everything the rank holds), as in place.
+TEST(Compile, OutOfPlaceRecursiveDoublingSendsOncePerPeer) {
+  for (const int R : {2, 4, 8}) {
+    for (const int C : {1, 2}) {
+      for (const bool per_chunk : {false, true}) {
+        const Algorithm a = rd_allgather(R, C, per_chunk);
+        ASSERT_TRUE(verify::verify_algorithm(a).ok());
+        CompileOptions in_place;
+        in_place.inplace = true;
+        const Program out = compile(a, {});
+        const Program in = compile(a, in_place);
+        const auto report = verify::verify_program(out);
+        EXPECT_TRUE(report.ok()) << report.summary() << out;
+        int steps = 0;
+        for (int bit = 1; bit < R; bit <<= 1) ++steps;
+        EXPECT_EQ(send_steps(out), R * steps) << "R=" << R << " C=" << C << "\n" << out;
+        EXPECT_EQ(send_steps(out), send_steps(in));
+        // The last step sends the half of the output the rank holds, in one piece.
+        for (const GpuProgram& g : out.gpus) {
+          for (const Threadblock& tb : g.threadblocks) {
+            if (tb.send_peer != (g.rank ^ (R / 2))) continue;
+            for (const Step& s : tb.steps) {
+              if (sends(s.type)) {
+                EXPECT_EQ(s.count, R / 2 * C);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Compile, InstancesReplicateThreadblocksOnOwnChannels) {
   CompileOptions o;
   o.instances = 3;
