@@ -82,8 +82,8 @@ OpKind parse_op_kind(const JsonReader& r) {
 
 ChunkOp op_from_json(const JsonReader& r, const Collective& c) {
   r.require_object();
-  r.reject_unknown_keys(
-      {"chunk", "src", "dst", "kind", "step", "start_us", "count", "channel", "send_tb", "recv_tb"});
+  r.reject_unknown_keys({"chunk", "src", "dst", "kind", "step", "start_us", "count", "channel",
+                         "send_tb", "recv_tb"});
   ChunkOp op;
   op.chunk = r.get_int("chunk");
   op.src = r.get_int("src");
