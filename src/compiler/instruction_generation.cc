@@ -25,6 +25,8 @@ void check_op(const Collective& c, const ChunkOp& op, size_t index) {
                     "chunks outside 0.." + std::to_string(c.num_chunks() - 1));
   }
   if (op.step < 0) throw UserError("", field + ".step", "must be >= 0");
+  if (op.send_tb < -1) throw UserError("", field + ".send_tb", "must be >= 0 (or -1: any)");
+  if (op.recv_tb < -1) throw UserError("", field + ".recv_tb", "must be >= 0 (or -1: any)");
   if (op.kind == OpKind::kReduce && !c.combining) {
     throw UserError("", field + ".kind", "reduce in the non-combining collective " + c.name);
   }
@@ -78,6 +80,9 @@ void emit_pieces(Lowered& l, const ChunkOp& op, int op_index, const OpLocations&
     transfer.dst_rank = op.dst;
     transfer.channel = op.channel;
     transfer.count = count;
+    transfer.op = op_index;
+    transfer.send_tb = op.send_tb;
+    transfer.recv_tb = op.recv_tb;
     transfer.sender = add_instruction(l, send);
     transfer.receiver = add_instruction(l, recv);
     l.transfers.push_back(transfer);
