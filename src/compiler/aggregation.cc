@@ -26,16 +26,23 @@ bool multiply_written(const SlotCount& writes, const Instruction& r) {
   return false;
 }
 
+// Threadblock hints of merged transfers: -1 follows the other; two different ones never merge
+// (threadblock assignment reports the conflict, naming the op).
+bool hints_agree(int a, int b) { return a < 0 || b < 0 || a == b; }
+
 bool try_merge(Lowered& l, Transfer& a, Transfer& b, int max_count, const SlotCount& writes) {
   Instruction& as = l.instructions[a.sender];
   Instruction& ar = l.instructions[a.receiver];
   const Instruction& bs = l.instructions[b.sender];
   const Instruction& br = l.instructions[b.receiver];
   if (a.count + b.count > max_count) return false;
+  if (!hints_agree(a.send_tb, b.send_tb) || !hints_agree(a.recv_tb, b.recv_tb)) return false;
   if (multiply_written(writes, ar) || multiply_written(writes, br)) return false;
   if (!adjacent(as.src, a.count, bs.src) || !adjacent(ar.dst, a.count, br.dst)) return false;
   if (ar.type == StepType::kRecvReduceCopy && !adjacent(ar.src, a.count, br.src)) return false;
   a.count += b.count;
+  a.send_tb = std::max(a.send_tb, b.send_tb);
+  a.recv_tb = std::max(a.recv_tb, b.recv_tb);
   as.count = ar.count = a.count;
   as.key = std::min(as.key, bs.key);
   ar.key = std::min(ar.key, br.key);

@@ -103,6 +103,20 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
   return target;
 }
 
+std::optional<FinalCopy> BufferAllocator::move_home(int rank, int chunk) {
+  if (inplace_ || collective_.combining) return std::nullopt;
+  auto post = post_.find(key_of(rank, chunk, collective_.num_chunks()));
+  const std::optional<BufferRef> at = location(rank, chunk);
+  if (post == post_.end() || !at || at->buffer != Buffer::kInput) return std::nullopt;
+  const BufferRef home = output_location(collective_, post->second.front(), inplace_);
+  auto held = holder_.find(slot_key(rank, home));
+  if (held != holder_.end() && held->second != chunk) return std::nullopt;
+  holder_.erase(slot_key(rank, *at));
+  location_[key_of(rank, chunk, collective_.num_chunks())] = home;
+  holder_[slot_key(rank, home)] = chunk;
+  return FinalCopy{rank, chunk, *at, home};
+}
+
 std::vector<FinalCopy> BufferAllocator::final_copies() const {
   std::vector<FinalCopy> pending;
   const Collective& c = collective_;

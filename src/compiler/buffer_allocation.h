@@ -35,6 +35,12 @@ class BufferAllocator {
   /// and records it as the chunk's current location. `fresh` forces a new scratch slot (the
   /// deadlock check relocates receives that would wait for a send reading their slot).
   BufferRef place_write(int rank, int chunk, const OrderKey& key, bool fresh = false);
+  /// Out-of-place, non-combining collectives: when `rank` still keeps its own initial value
+  /// of `chunk` in the input buffer and must end with it in an output slot, moves the value
+  /// to that slot now and returns the local copy that does it (the final copy, done early).
+  /// Later sends then read the output buffer, where the chunks the rank received are, so the
+  /// sends of one step stay contiguous and aggregate (e.g. recursive doubling).
+  std::optional<FinalCopy> move_home(int rank, int chunk);
   /// Copies that put every post value in its output slot(s), in an order that never
   /// overwrites the source of a later copy.
   std::vector<FinalCopy> final_copies() const;

@@ -5,10 +5,68 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::compiler {
+
+namespace {
+
+// A hinted threadblock: (rank, threadblock hint).
+using HintedTb = std::pair<int, int>;
+
+// The hinted threadblocks a transfer runs in: its send on src and its receive on dst.
+std::vector<std::pair<HintedTb, std::string>> hinted_tbs(const Transfer& tr) {
+  std::vector<std::pair<HintedTb, std::string>> out;
+  if (tr.send_tb >= 0) out.push_back({{tr.src_rank, tr.send_tb}, "send_tb"});
+  if (tr.recv_tb >= 0) out.push_back({{tr.dst_rank, tr.recv_tb}, "recv_tb"});
+  return out;
+}
+
+// Records the channel of every hinted threadblock (the transfer that fixes it) and throws
+// when two transfers of one threadblock have different channels.
+std::map<HintedTb, int> hinted_channels(const Lowered& l) {
+  std::map<HintedTb, int> fixed_by;
+  for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
+    const Transfer& tr = l.transfers[t];
+    if (tr.removed || tr.channel < 0) continue;
+    for (const auto& [tb, field] : hinted_tbs(tr)) {
+      const auto [it, fresh] = fixed_by.emplace(tb, t);
+      const Transfer& other = l.transfers[it->second];
+      if (fresh || other.channel == tr.channel) continue;
+      throw UserError("", "ops[" + std::to_string(tr.op) + "]." + field,
+                      "threadblock " + std::to_string(tb.second) + " of rank " +
+                          std::to_string(tb.first) + " would run on channel " +
+                          std::to_string(tr.channel) + " and, for ops[" + std::to_string(other.op) +
+                          "], on channel " + std::to_string(other.channel) +
+                          "; a threadblock has one channel");
+    }
+  }
+  return fixed_by;
+}
+
+}  // namespace
+
+void share_hinted_channels(Lowered& l) {
+  // A transfer hinted on both ends carries a channel from one threadblock to another: repeat
+  // until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    const std::map<HintedTb, int> fixed_by = hinted_channels(l);
+    for (Transfer& tr : l.transfers) {
+      if (tr.removed || tr.channel >= 0) continue;
+      for (const auto& [tb, field] : hinted_tbs(tr)) {
+        auto it = fixed_by.find(tb);
+        if (it == fixed_by.end()) continue;
+        tr.channel = l.transfers[it->second].channel;
+        changed = true;
+        break;
+      }
+    }
+  }
+}
 
 void assign_channels(Lowered& l, int capacity, int max_channels) {
   std::vector<int> order;
@@ -31,6 +89,7 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
                           std::to_string(capacity) + " steps each");
     }
     ++used[{tr.src_rank, tr.dst_rank, channel}];
+    if (channel != std::max(tr.channel, 0)) tr.send_tb = tr.recv_tb = -1;  // spilled
     tr.channel = channel;
   }
 }

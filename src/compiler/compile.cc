@@ -158,6 +158,7 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
   for (;;) {  // once more whenever the deadlock check moved receives to scratch
     // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then aggregation.
     Lowered lowered = generate_instructions(algorithm, options.inplace, relocations);
+    share_hinted_channels(lowered);
     if (options.aggregate) aggregate(lowered, options.max_count);
     // Scheduling, retried with fewer steps per connection (more channels) while a
     // threadblock exceeds the runtime's step limit.

@@ -25,6 +25,8 @@ void check_op(const Collective& c, const ChunkOp& op, size_t index) {
                     "chunks outside 0.." + std::to_string(c.num_chunks() - 1));
   }
   if (op.step < 0) throw UserError("", field + ".step", "must be >= 0");
+  if (op.send_tb < -1) throw UserError("", field + ".send_tb", "must be >= 0 (or -1: any)");
+  if (op.recv_tb < -1) throw UserError("", field + ".recv_tb", "must be >= 0 (or -1: any)");
   if (op.kind == OpKind::kReduce && !c.combining) {
     throw UserError("", field + ".kind", "reduce in the non-combining collective " + c.name);
   }
@@ -78,11 +80,40 @@ void emit_pieces(Lowered& l, const ChunkOp& op, int op_index, const OpLocations&
     transfer.dst_rank = op.dst;
     transfer.channel = op.channel;
     transfer.count = count;
+    transfer.op = op_index;
+    transfer.send_tb = op.send_tb;
+    transfer.recv_tb = op.recv_tb;
     transfer.sender = add_instruction(l, send);
     transfer.receiver = add_instruction(l, recv);
     l.transfers.push_back(transfer);
     begin = end;
     ++piece;
+  }
+}
+
+void add_copy(Lowered& l, const FinalCopy& f, const OrderKey& key) {
+  Instruction copy;
+  copy.rank = f.rank;
+  copy.type = StepType::kCopy;
+  copy.src = f.src;
+  copy.dst = f.dst;
+  copy.count = 1;
+  copy.key = key;
+  add_instruction(l, copy);
+}
+
+// Before a step after the first: a rank's own input values that it sends again (e.g. together
+// with chunks it received) first move to their output slots, so that those sends read one
+// buffer. The copies come before every op of the step in the order (op -1) but depend on
+// nothing, so the local threadblock runs them at once.
+void move_sent_values_home(Lowered& l, BufferAllocator& alloc, const Algorithm& algorithm, int step,
+                           const std::vector<int>& indices) {
+  int piece = 0;
+  for (const int i : indices) {
+    const ChunkOp& op = algorithm.ops[i];
+    for (int k = op.chunk; k < op.chunk + op.count; ++k) {
+      if (auto copy = alloc.move_home(op.src, k)) add_copy(l, *copy, {step, 0, -1, piece++});
+    }
   }
 }
 
@@ -102,7 +133,7 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
   }
   int last_step = -1;
   for (const auto& [step, indices] : by_step) {
-    last_step = step;
+    if (last_step >= 0) move_sent_values_home(l, alloc, algorithm, step, indices);
     std::vector<OpLocations> at(indices.size());
     // Phase 0: every op reads the value its source holds at the start of the step.
     for (size_t j = 0; j < indices.size(); ++j) {
@@ -136,19 +167,11 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
       }
       emit_pieces(l, op, indices[j], at[j]);
     }
+    last_step = step;
   }
   // Final copies into output slots, after the last step.
   int order = 0;
-  for (const FinalCopy& f : alloc.final_copies()) {
-    Instruction copy;
-    copy.rank = f.rank;
-    copy.type = StepType::kCopy;
-    copy.src = f.src;
-    copy.dst = f.dst;
-    copy.count = 1;
-    copy.key = {last_step + 1, 0, order++, 0};
-    add_instruction(l, copy);
-  }
+  for (const FinalCopy& f : alloc.final_copies()) add_copy(l, f, {last_step + 1, 0, order++, 0});
   l.scratch_chunks.resize(c.num_ranks);
   for (int r = 0; r < c.num_ranks; ++r) l.scratch_chunks[r] = alloc.scratch_chunks(r);
   return l;

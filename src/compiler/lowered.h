@@ -48,6 +48,9 @@ struct Transfer {
   int channel = -1;  // hint from the algorithm until channel assignment
   int count = 1;
   bool removed = false;
+  int op = -1;       // index of the algorithm op it lowers (the first, when aggregated)
+  int send_tb = -1;  // threadblock hint on src (ChunkOp::send_tb), or -1
+  int recv_tb = -1;  // threadblock hint on dst (ChunkOp::recv_tb), or -1
 };
 
 /// A threadblock being built: its connections and its instructions in key order.
@@ -56,6 +59,7 @@ struct PlannedThreadblock {
   int recv_peer = -1;
   int channel = 0;
   std::vector<int> instructions;
+  int hint = -1;  // the threadblock id the algorithm asked for (send_tb / recv_tb), or -1
 };
 
 /// The whole lowered program.

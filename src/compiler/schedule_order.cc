@@ -71,7 +71,8 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
   }
   for (size_t i = 0; i < a.ops.size(); ++i) {
     ChunkOp& op = a.ops[i];
-    if (op.channel >= 0) continue;
+    // A threadblock hint fixes the threadblock, and with it the channel.
+    if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) continue;
     const auto& times = arrivals.at({op.src, op.dst});
     const auto at = std::find_if(times.begin(), times.end(),
                                  [&](double t) { return same_time(t, arrival[i]); });

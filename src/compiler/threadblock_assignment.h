@@ -3,8 +3,10 @@
 // send connection and one receive connection, both on its channel, and every connection
 // (peer, channel, direction) lives in exactly one threadblock. A receive connection is paired
 // with the send connection that forwards most of its chunks (so fusion can apply, as in a
-// ring); local copies run on one local threadblock per rank. Every threadblock runs its
-// instructions in the global order, which makes the program deadlock-free.
+// ring); local copies run on one local threadblock per rank. Connections hinted by the
+// algorithm (ChunkOp::send_tb / recv_tb) go to the threadblock with the hinted id instead
+// (docs/compiler.md, "Threadblock hints"). Every threadblock runs its instructions in the global
+// order, which makes the program deadlock-free.
 
 #include <set>
 
@@ -16,7 +18,7 @@ namespace ccsynth::compiler {
 /// Plans the threadblocks (connections only) of every rank from the transfers' channels,
 /// pairing connections by fusion candidates; when a rank would exceed `max_threadblocks`,
 /// leftover same-channel send and receive connections are paired too. Throws UserError when
-/// it still does not fit.
+/// it still does not fit, or when hints conflict (naming the op).
 /// A receive connection (peer, channel) of a rank that must get its own threadblock.
 struct Unpaired {
   int rank = 0;

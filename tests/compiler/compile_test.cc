@@ -214,6 +214,49 @@ TEST(Compile, AggregationMergesContiguousChunks) {
   EXPECT_EQ(comm_tb(compile(ring_allgather(4, 3), off).gpus[0]).steps.size(), 12u);
 }
 
+int send_steps(const Program& p) {
+  int n = 0;
+  for (const GpuProgram& g : p.gpus)
+    for (const Threadblock& tb : g.threadblocks)
+      for (const Step& s : tb.steps) n += sends(s.type) ? 1 : 0;
+  return n;
+}
+
+// Out-of-place, a rank's own chunk moves to its output slot before it is forwarded together
+// with the chunks it received there, so every recursive-doubling step is one send per peer
+// (cnt = everything the rank holds), as in place.
+TEST(Compile, OutOfPlaceRecursiveDoublingSendsOncePerPeer) {
+  for (const int R : {2, 4, 8}) {
+    for (const int C : {1, 2}) {
+      for (const bool per_chunk : {false, true}) {
+        const Algorithm a = rd_allgather(R, C, per_chunk);
+        ASSERT_TRUE(verify::verify_algorithm(a).ok());
+        CompileOptions in_place;
+        in_place.inplace = true;
+        const Program out = compile(a, {});
+        const Program in = compile(a, in_place);
+        const auto report = verify::verify_program(out);
+        EXPECT_TRUE(report.ok()) << report.summary() << out;
+        int steps = 0;
+        for (int bit = 1; bit < R; bit <<= 1) ++steps;
+        EXPECT_EQ(send_steps(out), R * steps) << "R=" << R << " C=" << C << "\n" << out;
+        EXPECT_EQ(send_steps(out), send_steps(in));
+        // The last step sends the half of the output the rank holds, in one piece.
+        for (const GpuProgram& g : out.gpus) {
+          for (const Threadblock& tb : g.threadblocks) {
+            if (tb.send_peer != (g.rank ^ (R / 2))) continue;
+            for (const Step& s : tb.steps) {
+              if (sends(s.type)) {
+                EXPECT_EQ(s.count, R / 2 * C);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(Compile, InstancesReplicateThreadblocksOnOwnChannels) {
   CompileOptions o;
   o.instances = 3;
@@ -400,6 +443,217 @@ TEST(Instances, CustomCollectiveVerifiesAfterReplication) {
   verify::VerifyProgramOptions vo;
   vo.collective = &fine;
   EXPECT_TRUE(verify::verify_program(p, vo).ok()) << verify::verify_program(p, vo).summary();
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler
+
+namespace ccsynth::compiler {
+namespace {
+
+using namespace testing;  // NOLINT: the reference algorithms
+
+// Direct allgather on R ranks where rank r sends to r + d and receives from r - d in
+// threadblock `tb(d)` (d = 1..R-1), or leaves the threadblock to the compiler where tb(d) < 0.
+Algorithm hinted_direct_allgather(int R, const std::function<int(int)>& tb) {
+  Algorithm a = direct_allgather(R, 1);
+  for (ChunkOp& op : a.ops) {
+    const int d = mod(op.dst - op.src, R);
+    op.send_tb = tb(d);
+    op.recv_tb = tb(d);
+  }
+  return a;
+}
+
+void expect_verifies(const Program& p, int fifo_slots = 8) {
+  verify::VerifyProgramOptions vo;
+  vo.fifo_slots = fifo_slots;
+  const auto report = verify::verify_program(p, vo);
+  EXPECT_TRUE(report.ok()) << report.summary() << p;
+}
+
+// The UserError `compile` throws for `a`, or a test failure.
+UserError compile_error(const Algorithm& a) {
+  try {
+    compile(a, {});
+  } catch (const UserError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no UserError";
+  return UserError("", "", "");
+}
+
+TEST(ThreadblockHints, HintedSendAndReceiveConnectionsShareTheirThreadblock) {
+  // Without hints the compiler numbers receive-only threadblocks first; the hints pair the send
+  // to r + d with the receive from r - d in threadblock R - 1 - d instead.
+  const int R = 4;
+  const Algorithm a = hinted_direct_allgather(R, [&](int d) { return R - 1 - d; });
+  for (const bool inplace : {false, true}) {
+    CompileOptions o;
+    o.inplace = inplace;
+    const Program p = compile(a, o);
+    expect_well_formed(p, o);
+    expect_verifies(p);
+    for (const GpuProgram& g : p.gpus) {
+      ASSERT_GE(g.threadblocks.size(), static_cast<size_t>(R - 1));
+      for (int d = 1; d < R; ++d) {
+        const Threadblock& tb = g.threadblocks[R - 1 - d];
+        EXPECT_EQ(tb.send_peer, mod(g.rank + d, R)) << "rank " << g.rank << " tb " << R - 1 - d;
+        EXPECT_EQ(tb.recv_peer, mod(g.rank - d, R)) << "rank " << g.rank << " tb " << R - 1 - d;
+      }
+    }
+    o.fifo_slots = 2;
+    expect_verifies(compile(a, o), 2);
+  }
+}
+
+TEST(ThreadblockHints, UnhintedThreadblocksFillTheOtherIds) {
+  // Only the sends to r + 1 are hinted, into threadblock 4 of 7 (3 sends, 3 receives, the
+  // final copy): the others take ids 0..3, 5, 6 in the compiler's order (receive-only ones,
+  // send-only ones, the local one).
+  const int R = 4;
+  Algorithm a = direct_allgather(R, 1);
+  for (ChunkOp& op : a.ops) op.send_tb = op.dst == mod(op.src + 1, R) ? 4 : -1;
+  const Program p = compile(a, {});
+  expect_well_formed(p, {});
+  expect_verifies(p);
+  for (const GpuProgram& g : p.gpus) {
+    ASSERT_EQ(g.threadblocks.size(), 7u);
+    EXPECT_EQ(g.threadblocks[4].send_peer, mod(g.rank + 1, R));
+    EXPECT_EQ(g.threadblocks[4].recv_peer, -1);
+    EXPECT_EQ(g.threadblocks[5].recv_peer, -1);  // a send-only one moved up
+    EXPECT_EQ(g.threadblocks[6].send_peer, -1);  // the local one stays last
+    EXPECT_EQ(g.threadblocks[6].recv_peer, -1);
+  }
+}
+
+TEST(ThreadblockHints, HintsBeyondTheThreadblockCountMoveDownInOrder) {
+  // Hints 10 (send to r + 1) and 20 (send to r + 2) on a rank with 7 threadblocks become ids 5
+  // and 6: ids stay dense and the hinted threadblocks keep their relative order.
+  const int R = 4;
+  Algorithm a = direct_allgather(R, 1);
+  for (ChunkOp& op : a.ops) {
+    const int d = mod(op.dst - op.src, R);
+    op.send_tb = d == 1 ? 10 : d == 2 ? 20 : -1;
+  }
+  const Program p = compile(a, {});
+  expect_well_formed(p, {});
+  expect_verifies(p);
+  for (const GpuProgram& g : p.gpus) {
+    ASSERT_EQ(g.threadblocks.size(), 7u);
+    EXPECT_EQ(g.threadblocks[5].send_peer, mod(g.rank + 1, R));
+    EXPECT_EQ(g.threadblocks[6].send_peer, mod(g.rank + 2, R));
+  }
+}
+
+TEST(ThreadblockHints, MatchingTheCompilersChoiceChangesNothing) {
+  Algorithm a = ring_allreduce(4, 2);
+  const Program plain = compile(a, {});
+  for (ChunkOp& op : a.ops) op.send_tb = op.recv_tb = 0;
+  EXPECT_EQ(compile(a, {}), plain);
+}
+
+TEST(ThreadblockHints, UnhintedOpsOfAHintedConnectionFollowIt) {
+  Algorithm a = ring_allgather(4, 1);
+  for (ChunkOp& op : a.ops) op.send_tb = op.step == 1 ? 1 : -1;  // one op per connection
+  CompileOptions o;
+  o.inplace = true;
+  const Program p = compile(a, o);
+  expect_well_formed(p, o);
+  expect_verifies(p);
+  for (const GpuProgram& g : p.gpus) {
+    ASSERT_EQ(g.threadblocks.size(), 2u);
+    EXPECT_EQ(g.threadblocks[1].send_peer, mod(g.rank + 1, 4));
+    EXPECT_EQ(g.threadblocks[1].steps.size(), 3u);  // every send of the connection
+    EXPECT_EQ(g.threadblocks[0].recv_peer, mod(g.rank - 1, 4));
+  }
+}
+
+TEST(ThreadblockHints, ChannelFollowsTheHintedConnection) {
+  // The receive from r - 1 asks for channel 1; the send to r + 1 hinted into the same
+  // threadblock without a channel takes channel 1 too.
+  Algorithm a = ring_allgather(4, 1);
+  for (ChunkOp& op : a.ops) {
+    op.send_tb = op.recv_tb = 0;
+    if (op.dst == 2) op.channel = 1;
+  }
+  const Program p = compile(a, {});
+  expect_verifies(p);
+  const Threadblock& tb = p.gpus[2].threadblocks[0];
+  EXPECT_EQ(tb.recv_peer, 1);
+  EXPECT_EQ(tb.send_peer, 3);
+  EXPECT_EQ(tb.channel, 1);
+}
+
+TEST(ThreadblockHints, HintsSurviveInstancesInTheFirstInstance) {
+  const int R = 4;
+  const Algorithm a = hinted_direct_allgather(R, [&](int d) { return R - 1 - d; });
+  CompileOptions o;
+  o.instances = 2;
+  const Program p = compile(a, o);
+  expect_well_formed(p, o);
+  const Collective fine = replicate_collective(a.collective, 2);
+  verify::VerifyProgramOptions vo;
+  vo.collective = &fine;
+  EXPECT_TRUE(verify::verify_program(p, vo).ok()) << verify::verify_program(p, vo).summary();
+  for (const GpuProgram& g : p.gpus) {
+    const int n = static_cast<int>(g.threadblocks.size()) / 2;  // per instance
+    for (int d = 1; d < R; ++d) {
+      EXPECT_EQ(g.threadblocks[R - 1 - d].send_peer, mod(g.rank + d, R));
+      EXPECT_EQ(g.threadblocks[n + R - 1 - d].send_peer, mod(g.rank + d, R));  // instance 1
+    }
+  }
+}
+
+int op_index(const Algorithm& a, int src, int dst, int step = 0) {
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    if (a.ops[i].src == src && a.ops[i].dst == dst && a.ops[i].step == step)
+      return static_cast<int>(i);
+  }
+  throw std::runtime_error("no such op");
+}
+
+TEST(ThreadblockHints, TwoSendPeersInOneThreadblockIsAUserError) {
+  Algorithm a = direct_allgather(4, 1);
+  a.ops[op_index(a, 0, 1)].send_tb = 2;
+  a.ops[op_index(a, 0, 3)].send_tb = 2;
+  const UserError e = compile_error(a);
+  EXPECT_EQ(e.field(), "ops[" + std::to_string(op_index(a, 0, 3)) + "].send_tb");
+  EXPECT_NE(e.reason().find("ops[" + std::to_string(op_index(a, 0, 1)) + "]"), std::string::npos)
+      << e.reason();
+  EXPECT_NE(e.reason().find("one send peer"), std::string::npos) << e.reason();
+}
+
+TEST(ThreadblockHints, TwoReceivePeersInOneThreadblockIsAUserError) {
+  Algorithm a = direct_allgather(4, 1);
+  a.ops[op_index(a, 1, 0)].recv_tb = 0;
+  a.ops[op_index(a, 2, 0)].recv_tb = 0;
+  const UserError e = compile_error(a);
+  EXPECT_EQ(e.field(), "ops[" + std::to_string(op_index(a, 2, 0)) + "].recv_tb");
+  EXPECT_NE(e.reason().find("one receive peer"), std::string::npos) << e.reason();
+}
+
+TEST(ThreadblockHints, OneConnectionInTwoThreadblocksIsAUserError) {
+  Algorithm a = ring_allgather(4, 1);
+  a.ops[op_index(a, 0, 1, 0)].send_tb = 0;
+  a.ops[op_index(a, 0, 1, 2)].send_tb = 1;
+  const UserError e = compile_error(a);
+  EXPECT_EQ(e.field(), "ops[" + std::to_string(op_index(a, 0, 1, 2)) + "].send_tb");
+  EXPECT_NE(e.reason().find("one threadblock"), std::string::npos) << e.reason();
+}
+
+TEST(ThreadblockHints, TwoChannelsInOneThreadblockIsAUserError) {
+  Algorithm a = ring_allgather(4, 1);
+  ChunkOp& in = a.ops[op_index(a, 0, 1)];
+  ChunkOp& out = a.ops[op_index(a, 1, 2, 1)];
+  in.recv_tb = out.send_tb = 0;
+  in.channel = 0;
+  out.channel = 1;
+  const UserError e = compile_error(a);
+  EXPECT_NE(e.field().find("ops["), std::string::npos);
+  EXPECT_NE(e.reason().find("one channel"), std::string::npos) << e.reason();
+  a.ops[op_index(a, 0, 1)].recv_tb = -2;
+  EXPECT_EQ(compile_error(a).field(), "ops[" + std::to_string(op_index(a, 0, 1)) + "].recv_tb");
 }
 
 }  // namespace

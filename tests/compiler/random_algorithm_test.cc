@@ -113,6 +113,16 @@ class RandomAlgorithm {
   int count_ = 1;
 };
 
+// Consistent threadblock hints: on every rank, the send to r + d and the receive from r - d on
+// channel c share threadblock d + R * c (often more than the rank has, so they are renumbered).
+Algorithm with_threadblock_hints(Algorithm a) {
+  const int R = a.collective.num_ranks;
+  for (ChunkOp& op : a.ops) {
+    op.send_tb = op.recv_tb = (op.dst - op.src + R) % R + R * std::max(op.channel, 0);
+  }
+  return a;
+}
+
 class RandomCompile : public ::testing::TestWithParam<int> {};
 
 TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
@@ -123,7 +133,7 @@ TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
   const int R = gen.uniform(2, 6);
   const int C = gen.uniform(1, 3);
   const Collective coll = make_collective(kind, R, C, gen.uniform(0, R - 1));
-  const Algorithm a = gen.make(coll);
+  Algorithm a = gen.make(coll);
   const auto algo_report = verify::verify_algorithm(a);
   ASSERT_TRUE(algo_report.ok()) << algo_report.summary() << a;
 
@@ -134,6 +144,7 @@ TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
   o.aggregate = gen.uniform(0, 3) != 0;
   o.fuse = gen.uniform(0, 5) != 0;
   if (gen.uniform(0, 3) == 0) o.max_steps_per_threadblock = gen.uniform(6, 12);
+  if (gen.uniform(0, 2) == 0) a = with_threadblock_hints(a);
   Program p;
   try {
     p = compile(a, o);

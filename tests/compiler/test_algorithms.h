@@ -56,6 +56,26 @@ inline Algorithm direct_allgather(int R, int C) {
   return a;
 }
 
+/// Recursive-doubling allgather (R a power of two): at step k rank r sends everything it holds,
+/// the blocks of the 2^k ranks sharing its high bits, to r ^ 2^k, as one op of count C * 2^k
+/// (as the rd baseline emits it) or, with `per_chunk`, one op per chunk.
+inline Algorithm rd_allgather(int R, int C, bool per_chunk = false) {
+  Algorithm a;
+  a.name = "rd_allgather";
+  a.collective = make_collective(CollectiveKind::kAllGather, R, C);
+  for (int k = 0, bit = 1; bit < R; ++k, bit <<= 1)
+    for (int r = 0; r < R; ++r) {
+      const int first = (r & ~(bit - 1)) * C;
+      if (!per_chunk) {
+        a.ops.push_back({first, r, r ^ bit, OpKind::kCopy, k, -1, bit * C});
+        continue;
+      }
+      for (int c = first; c < first + bit * C; ++c)
+        a.ops.push_back({c, r, r ^ bit, OpKind::kCopy, k});
+    }
+  return a;
+}
+
 /// Direct reducescatter: every rank reduces its partial of each block into the block's owner.
 inline Algorithm direct_reducescatter(int R, int C) {
   Algorithm a;
