@@ -561,9 +561,65 @@ Algorithm hier_allgather(const Collective& c, const Topology& t, bool reverse) {
   return a;
 }
 
-Algorithm make_hier(const Collective& c, const Topology& t) {
+// MSCCLang's hierarchical allreduce (sec. 2, figs. 1 and 3; sec. 7.2) on N nodes of G ranks where
+// every local index has a rail. The R*C chunks form G groups of N*C consecutive chunks; piece n
+// of group g (C chunks) ends, fully reduced, on rank g of node n:
+//   1. every node ring reduce-scatters whole groups, group g onto local index g (G - 1 steps,
+//      channel 0; the paper's ReduceScatter(local_ranks, 0, N) with aggregated N-chunk sends),
+//   2. rail g reduce-scatters then allgathers group g's pieces across the nodes (2(N - 1) steps,
+//      channel 1),
+//   3. every node ring allgathers the groups (G - 1 steps, channel 2).
+// Like the paper's parallelize(N), each group moving inside a node is cut into `parallel` parts,
+// part q on channels 3q, 3q + 2 (phases 1 and 3), so the parts get their own threadblocks.
+// Differences from the paper: ring orders come from the ring search instead of rank order, and
+// the parts of the intra-node phases share the rank's one NVSwitch port in the simulator.
+Algorithm hier_allreduce(const Collective& c, const Topology& t, const HierPlan& plan,
+                         int parallel) {
+  const NodeLayout& L = plan.layout;
+  const int N = L.nodes, G = L.per_node, C = c.chunks_per_rank;
+  Algorithm a = empty_algorithm(c, t, CK::kAllReduce, "hier");
+  auto group = [&](int r) { return Range{L.local[r] * N * C, N * C}; };
+  auto piece = [&](int r) { return Block{{L.local[r] * N * C + t.node_of(r) * C, C}}; };
+  // Phases 1 and 3: at step s, position i of the node ring reduces into (or copies to)
+  // position i + 1 the group of position i - s + 1 (reduce) or i - s (copy), so a
+  // reduce-scatter leaves group g on its owner after G - 1 steps.
+  auto node_rings = [&](OpKind kind, int step0, int channel) {
+    for (const auto& ring : plan.node_rings)
+      for (int s = 0; s + 1 < G; ++s)
+        for (int i = 0; i < G; ++i) {
+          const int owner = ring[((i - s + (kind == OpKind::kReduce ? -1 : 0)) % G + G) % G];
+          const auto parts = split(group(owner), parallel);
+          for (size_t q = 0; q < parts.size(); ++q) {
+            const size_t first = a.ops.size();
+            emit(a, {parts[q]}, ring[i], ring[(i + 1) % G], kind, step0 + s);
+            set_channel(a, first, 3 * static_cast<int>(q) + channel);
+          }
+        }
+  };
+  node_rings(OpKind::kReduce, 0, 0);
+  // Phase 2 on channel 1: reduce-scatter then allgather of the pieces along each rail.
+  const size_t rail_first = a.ops.size();
+  for (const auto& rail : plan.rails) {
+    std::vector<Block> blocks;
+    for (int r : rail) blocks.push_back(piece(r));
+    for (int s = 0; s + 1 < N; ++s)
+      for (int i = 0; i < N; ++i)
+        emit(a, blocks[((i - s - 1) % N + N) % N], rail[i], rail[(i + 1) % N], OpKind::kReduce,
+             G - 1 + s);
+    ring_allgather(a, rail, blocks, G - 1 + N - 1);
+  }
+  set_channel(a, rail_first, 1);
+  node_rings(OpKind::kCopy, G - 1 + 2 * (N - 1), 2);
+  return a;
+}
+
+Algorithm make_hier(const Collective& c, const Topology& t, const BaselineOptions& o) {
   if (c.kind == CK::kAllGather) return hier_allgather(c, t, false);
   if (c.kind == CK::kReduceScatter) return invert(hier_allgather(c, t, true));
+  const HierPlan plan = hier_plan(c, t, false);
+  if (plan.all_rails) {
+    return hier_allreduce(c, t, plan, o.parallel > 0 ? o.parallel : plan.layout.nodes);
+  }
   return allreduce_from(invert(hier_allgather(c, t, true)), hier_allgather(c, t, false));
 }
 
@@ -679,7 +735,7 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
     case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
-    case BaselineKind::kHier: a = make_hier(c, t); break;
+    case BaselineKind::kHier: a = make_hier(c, t, o); break;
     case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
     case BaselineKind::kChain: a = make_chain(c, t, o); break;
     case BaselineKind::kTree: a = make_tree(c, t, o); break;

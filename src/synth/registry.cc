@@ -197,6 +197,7 @@ BaselineOptions baseline_options(BaselineKind kind, const Topology& topology,
   BaselineOptions options;
   options.pipeline_chunks = param(o, "pipeline", options.pipeline_chunks);
   options.rings = param(o, "rings", options.rings);
+  options.parallel = param(o, "parallel", options.parallel);
   if (flag(o, "bidirectional") && flag(o, "one-way")) {
     throw UserError("", "bidirectional", "bidirectional and one-way exclude each other");
   }
@@ -233,6 +234,11 @@ std::vector<SynthParam> baseline_params(BaselineKind kind) {
     case BaselineKind::kDbt:
       return {
           {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true}};
+    case BaselineKind::kHier:
+      return {{"parallel", ParamKind::kInt,
+               "allreduce: parts per intra-node group, each on its own channels (0 = one per "
+               "node, like MSCCLang's parallelize(N))",
+               true}};
     default: return {};
   }
 }

@@ -150,6 +150,9 @@ TEST(Baselines, StepCountsMatchTheTextbook) {
   EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "torus2d:4x4"), 8);  // Q4 = C4 x C4 embeds
   EXPECT_EQ(steps(BK::kHier, CK::kAllGather, "dgx2x2"), 1 + 15);
   EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 2);
+  // Hierarchical allreduce (MSCCLang fig. 3): (G-1) + 2(N-1) + (G-1).
+  EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x2"), 7 + 2 + 7);
+  EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x3"), 7 + 4 + 7);
   BaselineOptions pipelined;
   pipelined.pipeline_chunks = 4;
   // Chain broadcast of 4 pieces over 8 ranks: 7 hops + 3 extra pieces.
@@ -305,6 +308,58 @@ TEST(Baselines, RingsUseEachSharedNicPortOnce) {
       }
     }
     EXPECT_GE(crossings, 2) << name;  // a ring over two nodes crosses both ways
+  }
+}
+
+// Compiles `a` with one instance and checks the program against its collective.
+Program compile_verified(const Algorithm& a) {
+  const Program p = compiler::compile(a, compiler::CompileOptions{});
+  verify::VerifyProgramOptions vo;
+  vo.collective = &a.collective;
+  const auto report = verify::verify_program(p, vo);
+  EXPECT_TRUE(report.ok()) << a.name << "\n" << report.summary();
+  return p;
+}
+
+TEST(Baselines, HierAllreduceFollowsMsccLangPhases) {
+  // MSCCLang fig. 3: intra-node ring reduce-scatter of N-chunk groups on channel 0, rail ring
+  // reduce-scatter + allgather on channel 1, intra-node ring allgather on channel 2;
+  // parallelize(N) puts part q of the intra-node phases on channels 3q and 3q + 2.
+  for (const std::string name : {"ndv4x2", "ndv4x3"}) {
+    SCOPED_TRACE(name);
+    const Topology& t = topology(name);
+    const int N = static_cast<int>(t.nodes.size()), G = t.num_ranks / N;
+    for (int parallel : {1, 0}) {
+      BaselineOptions o;
+      o.parallel = parallel;
+      const Collective c = make_collective(CollectiveKind::kAllReduce, t.num_ranks, 1);
+      const Algorithm a = make_baseline(BaselineKind::kHier, c, t, o);
+      const auto report = verify::verify_algorithm(a, &t);
+      EXPECT_TRUE(report.ok()) << report.summary();
+      std::set<int> channels;
+      for (const ChunkOp& op : a.ops) {
+        channels.insert(op.channel);
+        const bool cross = t.node_of(op.src) != t.node_of(op.dst);
+        EXPECT_EQ(cross, op.channel == 1) << op;
+        if (cross) {
+          EXPECT_EQ(op.count, 1) << op;               // one piece of the group per node
+          EXPECT_EQ(op.chunk / N, op.src % G) << op;  // group g stays on local index g
+          EXPECT_GE(op.step, G - 1);
+          EXPECT_LT(op.step, G - 1 + 2 * (N - 1));
+        } else {
+          EXPECT_EQ(op.kind, op.channel % 3 == 0 ? OpKind::kReduce : OpKind::kCopy) << op;
+          EXPECT_EQ(op.count, parallel == 1 ? N : 1) << op;  // aggregated N-chunk groups
+        }
+      }
+      if (parallel == 1) {
+        EXPECT_EQ(channels, (std::set<int>{0, 1, 2}));
+      } else {
+        std::set<int> expected{1};
+        for (int q = 0; q < N; ++q) expected.insert({3 * q, 3 * q + 2});
+        EXPECT_EQ(channels, expected);
+      }
+      compile_verified(a);
+    }
   }
 }
 

@@ -44,6 +44,9 @@ struct BaselineOptions {
   int rings = 0;
   /// kRing: use every ring in both directions (pairs of a ring and its reverse).
   bool bidirectional = false;
+  /// kHier allreduce: parts each group moving inside a node is cut into, on separate channels
+  /// (MSCCLang's parallelize(N), sec. 5.1); 0 = the number of nodes, like the paper.
+  int parallel = 0;
   /// kRing: use these rings (e.g. nccl_rings().rings) instead of searching; each must be a
   /// cycle through every rank over the topology's connections (the verifier checks the links).
   std::vector<std::vector<int>> ring_list;
