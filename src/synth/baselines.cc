@@ -623,38 +623,65 @@ Algorithm make_hier(const Collective& c, const Topology& t, const BaselineOption
   return allreduce_from(invert(hier_allgather(c, t, true)), hier_allgather(c, t, false));
 }
 
-// Two-step alltoall (MSCCLang sec. 7.3, fig. 9): a chunk for rank (m, i) first moves inside its
-// source node to the rank of local index i, which then sends everything for (m, i) in one
-// aggregated cross-node step. Ranks that are not adjacent relay along shortest paths.
+// Two-step alltoall (MSCCLang sec. 7.3, fig. 9): a chunk from (n, g) to (m, i) first moves inside
+// node n to the hub (n, i), which sends everything of node n for (m, i) as one cross-node
+// transfer (IB). Chunks within a node go directly; ranks that are not adjacent relay along
+// shortest paths (inside the node for the first step).
+//
+// Aggregation. The compiler merges same-step transfers that are contiguous at both ends
+// (docs/compiler.md pass 2). The receiver (m, i) keeps the chunks of node n's ranks side by side
+// in its output, and the hub stores relayed chunks in scratch in arrival order (step, then
+// sender), so the relays for remote node m_k = n + 1 + k arrive at step k + 1 (N - 1 staggered
+// rounds; node n sends to node n + 1 + k at step k + 1 + h, h = the in-node hops), in rank order.
+// The hub's own chunk for (m, i) sits in its input, where it would split the transfer in up to
+// three; MSCCLang copies it locally into scratch, which an Algorithm cannot say, so it bounces
+// off a neighbour j instead: sent to j at step 0, it comes back with j's relay for m_k and lands
+// in scratch right after it (j = i - 1; i + 1 for i = 0). Each hub then sends one transfer of G
+// chunks per remote node.
 Algorithm make_twostep(const Collective& c, const Topology& t) {
   const Net net(t);
   const NodeLayout L = node_layout(t);
-  const int R = c.num_ranks, C = c.chunks_per_rank;
-  struct Route {
-    Block block;
-    std::vector<int> first, second;
-  };
-  std::vector<Route> routes;
-  int first_steps = 0;
-  for (int s = 0; s < R; ++s)
-    for (int d = 0; d < R; ++d) {
-      if (s == d) continue;
-      const auto& node = t.nodes[t.node_of(s)];
-      Route r{{pair_range(s, d, R, C)}, {}, {}};
-      if (t.node_of(s) == t.node_of(d)) {
-        r.first = path_or_reject(net, s, d, node);
-      } else {
-        const int hub = node[L.local[d]];
-        r.first = hub == s ? std::vector<int>{s} : path_or_reject(net, s, hub, node);
-        r.second = path_or_reject(net, hub, d);
-      }
-      first_steps = std::max(first_steps, static_cast<int>(r.first.size()) - 1);
-      routes.push_back(std::move(r));
-    }
+  const int R = c.num_ranks, C = c.chunks_per_rank, N = L.nodes, G = L.per_node;
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "twostep");
-  for (const Route& r : routes) {
-    route(a, r.block, r.first, 0);
-    route(a, r.block, r.second, first_steps);
+  std::vector<std::vector<int>> in_node(R);  // in_node[s][d]: path s -> d inside s's node
+  int hops = 1;
+  for (int s = 0; s < R; ++s) {
+    in_node[s].resize(R);
+    for (int d : t.nodes[t.node_of(s)]) {
+      if (d == s) continue;
+      in_node[s][d] = static_cast<int>(path_or_reject(net, s, d, t.nodes[t.node_of(s)]).size());
+      hops = std::max(hops, in_node[s][d] - 1);
+    }
+  }
+  // Bounces need a hub's neighbour both ways inside the node.
+  auto bounce_peer = [&](int hub) {
+    const auto& node = t.nodes[t.node_of(hub)];
+    const int i = L.local[hub];
+    const int j = i == 0 ? 1 : i - 1;
+    return G > 1 && net.linked(hub, node[j]) ? node[j] : -1;
+  };
+  const int first = hops == 1 ? 1 : 0;  // step of the first relays (after the bounces out)
+  for (int s = 0; s < R; ++s) {
+    const int n = t.node_of(s);
+    const auto& node = t.nodes[n];
+    for (int d : node)  // inside the node: directly
+      if (d != s) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d, node), 0);
+    for (int k = 0; k + 1 < N; ++k) {
+      const int m = (n + 1 + k) % N;
+      const int arrive = first + k + hops - 1;  // every relay for m_k reaches its hub now
+      for (int i = 0; i < G; ++i) {
+        const int hub = node[i], d = t.nodes[m][i];
+        const Block block{pair_range(s, d, R, C)};
+        if (hub != s) {
+          const auto path = path_or_reject(net, s, hub, node);
+          route(a, block, path, arrive - static_cast<int>(path.size()) + 2);
+        } else if (const int j = bounce_peer(hub); j >= 0 && hops == 1) {
+          emit(a, block, hub, j, OpKind::kCopy, 0);
+          emit(a, block, j, hub, OpKind::kCopy, arrive);
+        }
+        route(a, block, path_or_reject(net, hub, d), arrive + 1);
+      }
+    }
   }
   return a;
 }

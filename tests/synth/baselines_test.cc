@@ -149,7 +149,10 @@ TEST(Baselines, StepCountsMatchTheTextbook) {
   EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "hypercube:3"), 6);
   EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "torus2d:4x4"), 8);  // Q4 = C4 x C4 embeds
   EXPECT_EQ(steps(BK::kHier, CK::kAllGather, "dgx2x2"), 1 + 15);
-  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 2);
+  // Two-step: bounce of the hubs' own chunks, then per remote node one relay round and one
+  // aggregated cross-node round, staggered by one step per remote node.
+  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 3);
+  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "ndv4x3"), 4);
   // Hierarchical allreduce (MSCCLang fig. 3): (G-1) + 2(N-1) + (G-1).
   EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x2"), 7 + 2 + 7);
   EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x3"), 7 + 4 + 7);
@@ -359,6 +362,35 @@ TEST(Baselines, HierAllreduceFollowsMsccLangPhases) {
         EXPECT_EQ(channels, expected);
       }
       compile_verified(a);
+    }
+  }
+}
+
+TEST(Baselines, TwoStepSendsOneIbTransferPerRemoteNode) {
+  // MSCCLang fig. 9's coalesced IB send: after compilation every rank sends exactly one transfer
+  // of G chunks to each rank of its local index on the other nodes, and nothing to other
+  // remote ranks. (The relays used to be stored rank-major in the hubs' scratch, so on three
+  // or more nodes every chunk crossed the IB alone.)
+  for (const std::string name : {"ndv4x2", "ndv4x3", "dgx2x2"}) {
+    SCOPED_TRACE(name);
+    const Topology& t = topology(name);
+    const int N = static_cast<int>(t.nodes.size()), G = t.num_ranks / N;
+    const Algorithm a = make_baseline(BaselineKind::kTwoStep,
+                                      make_collective(CollectiveKind::kAllToAll, t.num_ranks), t);
+    const auto report = verify::verify_algorithm(a, &t);
+    EXPECT_TRUE(report.ok()) << report.summary();
+    const Program p = compile_verified(a);
+    std::map<std::pair<int, int>, std::vector<int>> ib;  // (rank, remote peer) -> counts
+    for (const GpuProgram& gpu : p.gpus)
+      for (const Threadblock& tb : gpu.threadblocks) {
+        if (tb.send_peer < 0 || t.node_of(tb.send_peer) == t.node_of(gpu.rank)) continue;
+        for (const Step& st : tb.steps)
+          if (sends(st.type)) ib[{gpu.rank, tb.send_peer}].push_back(st.count);
+      }
+    EXPECT_EQ(static_cast<int>(ib.size()), t.num_ranks * (N - 1));
+    for (const auto& [pair, counts] : ib) {
+      EXPECT_EQ(pair.first % G, pair.second % G) << pair.first << " -> " << pair.second;
+      EXPECT_EQ(counts, std::vector<int>{G}) << pair.first << " -> " << pair.second;
     }
   }
 }
