@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "baselines_detail.h"
@@ -26,9 +27,10 @@ namespace {
 using CK = CollectiveKind;
 
 constexpr BaselineKind kAllKinds[] = {
-    BaselineKind::kRing,    BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
-    BaselineKind::kRhd,     BaselineKind::kDbt,    BaselineKind::kHier,
-    BaselineKind::kTwoStep, BaselineKind::kChain,  BaselineKind::kTree,
+    BaselineKind::kRing,        BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
+    BaselineKind::kRhd,         BaselineKind::kDbt,    BaselineKind::kHier,
+    BaselineKind::kTwoStep,     BaselineKind::kChain,  BaselineKind::kTree,
+    BaselineKind::kCooperative,
 };
 
 // Which collectives each baseline builds (docs/baselines.md has the same table).
@@ -37,14 +39,15 @@ std::vector<CK> supported(BaselineKind kind) {
     case BaselineKind::kRing:
       return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll};
     case BaselineKind::kDirect:
-      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll,
-              CK::kBroadcast, CK::kReduce,        CK::kGather,    CK::kScatter};
+      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll, CK::kBroadcast,
+              CK::kReduce,    CK::kGather,        CK::kScatter,   CK::kCustom};
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd:
     case BaselineKind::kHier: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
     case BaselineKind::kDbt:
     case BaselineKind::kTree: return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
     case BaselineKind::kTwoStep: return {CK::kAllToAll};
+    case BaselineKind::kCooperative: return {CK::kCustom};
     case BaselineKind::kChain:
       return {CK::kAllReduce, CK::kBroadcast, CK::kReduce, CK::kGather, CK::kScatter};
   }
@@ -64,7 +67,8 @@ Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind,
   Algorithm a;
   a.name = name;
   a.topology = t.name;
-  a.collective = make_collective(kind, c.num_ranks, c.chunks_per_rank, c.root);
+  a.collective =
+      kind == CK::kCustom ? c : make_collective(kind, c.num_ranks, c.chunks_per_rank, c.root);
   return a;
 }
 
@@ -389,6 +393,34 @@ std::vector<int> path_or_reject(const Net& net, int a, int b, const std::vector<
   return path;
 }
 
+// The chunks of a point-to-point custom collective (every chunk starts at one slot and ends at
+// one slot, like AllToNext) grouped by (source rank, destination rank), ascending.
+std::map<std::pair<int, int>, std::vector<int>> point_to_point(const Collective& c) {
+  std::map<std::pair<int, int>, std::vector<int>> pairs;
+  for (int k = 0; k < c.num_chunks(); ++k) {
+    const ChunkSpec& spec = c.chunks[k];
+    if (c.combining || spec.pre.size() != 1 || spec.post.size() != 1) {
+      reject(c.name +
+             " is not point-to-point: every chunk must start at one slot and end at one slot "
+             "(chunk " +
+             std::to_string(k) + ")");
+    }
+    if (spec.pre[0].rank != spec.post[0].rank)
+      pairs[{spec.pre[0].rank, spec.post[0].rank}].push_back(k);
+  }
+  return pairs;
+}
+
+// Direct for a point-to-point custom collective: each rank's chunks for one destination travel
+// together along a shortest path (AllToNext's naive version, MSCCLang sec. 7.4).
+Algorithm direct_custom(const Collective& c, const Topology& t) {
+  const Net net(t);
+  Algorithm a = empty_algorithm(c, t, CK::kCustom, "direct");
+  for (const auto& [pair, chunks] : point_to_point(c))
+    route(a, ranges_of(chunks), path_or_reject(net, pair.first, pair.second), 0);
+  return a;
+}
+
 Algorithm make_direct(const Collective& c, const Topology& t) {
   const Net net(t);
   const int R = c.num_ranks, C = c.chunks_per_rank;
@@ -419,6 +451,7 @@ Algorithm make_direct(const Collective& c, const Topology& t) {
     case CK::kGather: return invert(scatter());
     default: break;
   }
+  if (c.kind == CK::kCustom) return direct_custom(c, t);
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
   for (int s = 0; s < R; ++s)
     for (int d = 0; d < R; ++d)
@@ -686,6 +719,51 @@ Algorithm make_twostep(const Collective& c, const Topology& t) {
   return a;
 }
 
+// Cooperative cross-node sends (MSCCLang sec. 7.4, fig. 10) for point-to-point custom collectives
+// such as AllToNext. Chunks whose ends share a node go directly (relayed inside the node where
+// not adjacent). The chunks from s to a rank d of another node are cut into G contiguous parts;
+// part g is scattered inside s's node to its GPU g, which sends it over its own NIC to GPU g of
+// d's node, which forwards it to d: three steps (more where the paths have more hops), every
+// NIC of both nodes carrying 1/G of the data instead of s's NIC carrying all of it.
+Algorithm make_cooperative(const Collective& c, const Topology& t) {
+  const Net net(t);
+  const NodeLayout L = node_layout(t);
+  Algorithm a = empty_algorithm(c, t, CK::kCustom, "cooperative");
+  struct Hop3 {
+    Block part;
+    std::vector<int> scatter, cross, gather;
+  };
+  std::vector<Hop3> parts;
+  int scatter_hops = 0, cross_hops = 0;
+  for (const auto& [pair, chunks] : point_to_point(c)) {
+    const auto [s, d] = pair;
+    const auto& from = t.nodes[t.node_of(s)];
+    const auto& to = t.nodes[t.node_of(d)];
+    if (t.node_of(s) == t.node_of(d)) {
+      route(a, ranges_of(chunks), path_or_reject(net, s, d, from), 0);
+      continue;
+    }
+    const auto cuts = split({0, static_cast<int>(chunks.size())}, L.per_node);
+    for (size_t g = 0; g < cuts.size(); ++g) {
+      Hop3 h;
+      h.part = ranges_of(
+          {chunks.begin() + cuts[g].first, chunks.begin() + cuts[g].first + cuts[g].count});
+      h.scatter = path_or_reject(net, s, from[g], from);
+      h.cross = path_or_reject(net, from[g], to[g]);
+      h.gather = path_or_reject(net, to[g], d, to);
+      scatter_hops = std::max(scatter_hops, static_cast<int>(h.scatter.size()) - 1);
+      cross_hops = std::max(cross_hops, static_cast<int>(h.cross.size()) - 1);
+      parts.push_back(std::move(h));
+    }
+  }
+  for (const Hop3& h : parts) {
+    route(a, h.part, h.scatter, 0);
+    route(a, h.part, h.cross, scatter_hops);
+    route(a, h.part, h.gather, scatter_hops + cross_hops);
+  }
+  return a;
+}
+
 std::string lower(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
@@ -715,7 +793,8 @@ BaselineKind parse_baseline_kind(const std::string& name) {
     return BaselineKind::kRecursiveDoubling;
   throw UserError("", "algo",
                   "unknown baseline '" + name +
-                      "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree)");
+                      "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree, "
+                      "cooperative)");
 }
 
 std::string to_string(BaselineKind kind) {
@@ -729,6 +808,7 @@ std::string to_string(BaselineKind kind) {
     case BaselineKind::kTwoStep: return "twostep";
     case BaselineKind::kChain: return "chain";
     case BaselineKind::kTree: return "tree";
+    case BaselineKind::kCooperative: return "cooperative";
   }
   return "ring";
 }
@@ -766,6 +846,7 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
     case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
     case BaselineKind::kChain: a = make_chain(c, t, o); break;
     case BaselineKind::kTree: a = make_tree(c, t, o); break;
+    case BaselineKind::kCooperative: a = make_cooperative(c, t); break;
   }
   a.name = to_string(kind) + "_" + c.name;
   a.topology = t.name;

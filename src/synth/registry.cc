@@ -254,6 +254,9 @@ std::string baseline_description(BaselineKind kind) {
     case BaselineKind::kTwoStep: return "two-step alltoall through a peer of the destination node";
     case BaselineKind::kChain: return "pipelined chain";
     case BaselineKind::kTree: return "pipelined binary tree";
+    case BaselineKind::kCooperative:
+      return "point-to-point custom collectives (AllToNext): cross-node sends split over every "
+             "GPU and NIC of the node";
   }
   return "";
 }
@@ -266,6 +269,11 @@ Synthesizer baseline_synthesizer(BaselineKind kind) {
   s.params = baseline_params(kind);
   if (kind == BaselineKind::kRing) {
     s.default_chunks = [](const Topology& t, CollectiveKind) { return nccl_rings(t).count; };
+  }
+  if (kind == BaselineKind::kCooperative) {  // one part per GPU of a node
+    s.default_chunks = [](const Topology& t, CollectiveKind) {
+      return t.nodes.empty() ? 1 : static_cast<int>(t.nodes[0].size());
+    };
   }
   s.run = [kind](const Topology& t, const Collective& c, const SynthOptions& o) {
     return run_baseline(kind, t, c, o);

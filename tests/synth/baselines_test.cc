@@ -104,13 +104,16 @@ TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
     }
   }
   // Every baseline builds something on at least the topologies it was made for.
-  if (topo_name == "fc:8" && kind != BaselineKind::kHier && kind != BaselineKind::kTwoStep) {
+  // cooperative builds custom collectives only (tests below).
+  if (topo_name == "fc:8" && kind != BaselineKind::kHier && kind != BaselineKind::kTwoStep &&
+      kind != BaselineKind::kCooperative) {
     EXPECT_GT(built, 0) << to_string(kind);
   }
   // NDv2 x2 reaches the other node only from GPUs 0 and 1: the hypercube and tree patterns of
   // rd, rhd and dbt cannot be placed; everything else routes over the existing connections.
   const bool pattern_bound = kind == BaselineKind::kRecursiveDoubling ||
-                             kind == BaselineKind::kRhd || kind == BaselineKind::kDbt;
+                             kind == BaselineKind::kRhd || kind == BaselineKind::kDbt ||
+                             kind == BaselineKind::kCooperative;
   if (topo_name == "ndv2x2") {
     EXPECT_EQ(built > 0, !pattern_bound) << to_string(kind);
   }
@@ -393,6 +396,46 @@ TEST(Baselines, TwoStepSendsOneIbTransferPerRemoteNode) {
       EXPECT_EQ(counts, std::vector<int>{G}) << pair.first << " -> " << pair.second;
     }
   }
+}
+
+TEST(Baselines, CooperativeAllToNextUsesEveryNicOfTheNode) {
+  // MSCCLang sec. 7.4, fig. 10: the last GPU of node n scatters its buffer over its node, every
+  // GPU sends its part over its own NIC to the same GPU of node n + 1, which gathers it onto the
+  // first GPU of node n + 1; inside a node r sends to r + 1 directly.
+  const Topology& t = topology("ndv4x3");
+  const int G = 8;
+  const Collective c = make_alltonext(t.num_ranks, G);
+  const Algorithm a = make_baseline(BaselineKind::kCooperative, c, t);
+  const auto report = verify::verify_algorithm(a, &t);
+  EXPECT_TRUE(report.ok()) << report.summary();
+  EXPECT_EQ(a.num_steps(), 3);
+  std::set<std::pair<int, int>> cross;
+  for (const ChunkOp& op : a.ops) {
+    if (t.node_of(op.src) == t.node_of(op.dst)) continue;
+    EXPECT_EQ(op.step, 1) << op;
+    EXPECT_EQ(op.count, 1) << op;  // 1/G of the buffer
+    cross.insert({op.src, op.dst});
+  }
+  std::set<std::pair<int, int>> expected;
+  for (int n = 0; n + 1 < 3; ++n)
+    for (int g = 0; g < G; ++g) expected.insert({n * G + g, (n + 1) * G + g});
+  EXPECT_EQ(cross, expected);
+  compile_verified(a);
+  // Direct sends (the paper's baseline): one cross-node transfer per node boundary.
+  const Algorithm d = make_baseline(BaselineKind::kDirect, c, t);
+  EXPECT_TRUE(verify::verify_algorithm(d, &t).ok());
+  EXPECT_EQ(d.ops.size(), 23u);
+  compile_verified(d);
+  // On a single node, or for collectives that are not point-to-point, it does not apply.
+  EXPECT_FALSE(
+      baseline_applies(BaselineKind::kCooperative, make_alltonext(8, 8), topology("dgx2")));
+  EXPECT_FALSE(baseline_applies(BaselineKind::kCooperative,
+                                make_collective(CollectiveKind::kAllToAll, t.num_ranks), t));
+  // Fewer chunks than GPUs per node: only as many parts as chunks.
+  const Algorithm one =
+      make_baseline(BaselineKind::kCooperative, make_alltonext(16, 2), topology("ndv4x2"));
+  EXPECT_TRUE(verify::verify_algorithm(one, &topology("ndv4x2")).ok());
+  compile_verified(one);
 }
 
 }  // namespace

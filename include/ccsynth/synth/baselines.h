@@ -23,11 +23,12 @@ enum class BaselineKind {
   kHier,
   kTwoStep,
   kChain,
-  kTree
+  kTree,
+  kCooperative  // MSCCLang sec. 7.4: cross-node sends split over every GPU and NIC of the node
 };
 
-/// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree (case-insensitive); UserError
-/// (field "algo") otherwise.
+/// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree, cooperative (case-insensitive);
+/// UserError (field "algo") otherwise.
 BaselineKind parse_baseline_kind(const std::string& name);
 /// The short name parse_baseline_kind accepts ("rd" for kRecursiveDoubling).
 std::string to_string(BaselineKind kind);
