@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/evaluate.h"
 #include "ccsynth/plan/limits.h"
@@ -87,6 +88,23 @@ void print_text(const BaselineFlags& f, const Topology& t, const plan::Evaluated
   std::cout << "verified OK, wrote " << f.output << "\n";
 }
 
+// A built-in collective through the registry, or a custom one (alltonext or a collective JSON
+// file). A file keeps its own chunks per rank; alltonext gets --chunks or the method's default.
+Collective custom_or_builtin(const BaselineFlags& f, const synth::Synthesizer& method,
+                             const Topology& topology) {
+  if (is_collective_kind(f.collective)) {
+    return synth::collective_for(
+        method, topology, parse_collective_kind(f.collective, "--collective"), f.chunks, f.root);
+  }
+  int chunks = f.chunks;
+  const bool file = f.collective.find('/') != std::string::npos ||
+                    f.collective.find(".json") != std::string::npos;
+  if (chunks == 0 && !file) {
+    chunks = method.default_chunks ? method.default_chunks(topology, CollectiveKind::kCustom) : 1;
+  }
+  return formats::resolve_collective(f.collective, topology.num_ranks, chunks, f.root);
+}
+
 int run_baseline(const BaselineFlags& f, const CLI::App& command) {
   const synth::Synthesizer& method = synth::find_synthesizer(f.algo, "--algo");
   if (!method.baseline) {
@@ -96,8 +114,7 @@ int run_baseline(const BaselineFlags& f, const CLI::App& command) {
   }
   const formats::XmlDialect dialect = formats::parse_xml_dialect(f.dialect);
   const Topology topology = topologies::resolve_topology(f.topology);
-  const Collective collective = synth::collective_for(
-      method, topology, parse_collective_kind(f.collective, "--collective"), f.chunks, f.root);
+  const Collective collective = custom_or_builtin(f, method, topology);
   synth::SynthOptions options;
   options.params = given_params(command, method, baseline_methods());
   const synth::SynthResult made = naming_flags(
@@ -133,13 +150,15 @@ void add_baseline_command(CLI::App& app, CommandResult& result) {
   auto f = std::make_shared<BaselineFlags>();
   CLI::App* cmd = app.add_subcommand(
       "baseline",
-      "Build a baseline algorithm (ring, direct, rd, rhd, dbt, hier, twostep, chain, tree) for "
+      "Build a baseline algorithm (ring, direct, rd, rhd, dbt, hier, twostep, chain, tree, "
+      "cooperative) for "
       "a collective on a topology, verify it, compile it to MSCCL-IR, verify the program and "
       "write the XML");
   cmd->add_option("--algo", f->algo, algo_help())->required();
   cmd->add_option("--collective,-c", f->collective,
                   "allgather, reducescatter, allreduce, alltoall, broadcast, reduce, gather, "
-                  "scatter")
+                  "scatter, alltonext or a collective JSON file (custom collectives need "
+                  "--xml-dialect classic)")
       ->required();
   cmd->add_option("--topology,-t", f->topology, "Built-in topology name or topology JSON file")
       ->required();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "baselines_detail.h"
@@ -26,9 +27,10 @@ namespace {
 using CK = CollectiveKind;
 
 constexpr BaselineKind kAllKinds[] = {
-    BaselineKind::kRing,    BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
-    BaselineKind::kRhd,     BaselineKind::kDbt,    BaselineKind::kHier,
-    BaselineKind::kTwoStep, BaselineKind::kChain,  BaselineKind::kTree,
+    BaselineKind::kRing,        BaselineKind::kDirect, BaselineKind::kRecursiveDoubling,
+    BaselineKind::kRhd,         BaselineKind::kDbt,    BaselineKind::kHier,
+    BaselineKind::kTwoStep,     BaselineKind::kChain,  BaselineKind::kTree,
+    BaselineKind::kCooperative,
 };
 
 // Which collectives each baseline builds (docs/baselines.md has the same table).
@@ -37,14 +39,15 @@ std::vector<CK> supported(BaselineKind kind) {
     case BaselineKind::kRing:
       return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll};
     case BaselineKind::kDirect:
-      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll,
-              CK::kBroadcast, CK::kReduce,        CK::kGather,    CK::kScatter};
+      return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce, CK::kAllToAll, CK::kBroadcast,
+              CK::kReduce,    CK::kGather,        CK::kScatter,   CK::kCustom};
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd:
     case BaselineKind::kHier: return {CK::kAllGather, CK::kReduceScatter, CK::kAllReduce};
     case BaselineKind::kDbt:
     case BaselineKind::kTree: return {CK::kAllReduce, CK::kBroadcast, CK::kReduce};
     case BaselineKind::kTwoStep: return {CK::kAllToAll};
+    case BaselineKind::kCooperative: return {CK::kCustom};
     case BaselineKind::kChain:
       return {CK::kAllReduce, CK::kBroadcast, CK::kReduce, CK::kGather, CK::kScatter};
   }
@@ -64,7 +67,8 @@ Algorithm empty_algorithm(const Collective& c, const Topology& t, CK kind,
   Algorithm a;
   a.name = name;
   a.topology = t.name;
-  a.collective = make_collective(kind, c.num_ranks, c.chunks_per_rank, c.root);
+  a.collective =
+      kind == CK::kCustom ? c : make_collective(kind, c.num_ranks, c.chunks_per_rank, c.root);
   return a;
 }
 
@@ -389,6 +393,34 @@ std::vector<int> path_or_reject(const Net& net, int a, int b, const std::vector<
   return path;
 }
 
+// The chunks of a point-to-point custom collective (every chunk starts at one slot and ends at
+// one slot, like AllToNext) grouped by (source rank, destination rank), ascending.
+std::map<std::pair<int, int>, std::vector<int>> point_to_point(const Collective& c) {
+  std::map<std::pair<int, int>, std::vector<int>> pairs;
+  for (int k = 0; k < c.num_chunks(); ++k) {
+    const ChunkSpec& spec = c.chunks[k];
+    if (c.combining || spec.pre.size() != 1 || spec.post.size() != 1) {
+      reject(c.name +
+             " is not point-to-point: every chunk must start at one slot and end at one slot "
+             "(chunk " +
+             std::to_string(k) + ")");
+    }
+    if (spec.pre[0].rank != spec.post[0].rank)
+      pairs[{spec.pre[0].rank, spec.post[0].rank}].push_back(k);
+  }
+  return pairs;
+}
+
+// Direct for a point-to-point custom collective: each rank's chunks for one destination travel
+// together along a shortest path (AllToNext's naive version, MSCCLang sec. 7.4).
+Algorithm direct_custom(const Collective& c, const Topology& t) {
+  const Net net(t);
+  Algorithm a = empty_algorithm(c, t, CK::kCustom, "direct");
+  for (const auto& [pair, chunks] : point_to_point(c))
+    route(a, ranges_of(chunks), path_or_reject(net, pair.first, pair.second), 0);
+  return a;
+}
+
 Algorithm make_direct(const Collective& c, const Topology& t) {
   const Net net(t);
   const int R = c.num_ranks, C = c.chunks_per_rank;
@@ -419,6 +451,7 @@ Algorithm make_direct(const Collective& c, const Topology& t) {
     case CK::kGather: return invert(scatter());
     default: break;
   }
+  if (c.kind == CK::kCustom) return direct_custom(c, t);
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
   for (int s = 0; s < R; ++s)
     for (int d = 0; d < R; ++d)
@@ -561,44 +594,172 @@ Algorithm hier_allgather(const Collective& c, const Topology& t, bool reverse) {
   return a;
 }
 
-Algorithm make_hier(const Collective& c, const Topology& t) {
+// MSCCLang's hierarchical allreduce (sec. 2, figs. 1 and 3; sec. 7.2) on N nodes of G ranks where
+// every local index has a rail. The R*C chunks form G groups of N*C consecutive chunks; piece n
+// of group g (C chunks) ends, fully reduced, on rank g of node n:
+//   1. every node ring reduce-scatters whole groups, group g onto local index g (G - 1 steps,
+//      channel 0; the paper's ReduceScatter(local_ranks, 0, N) with aggregated N-chunk sends),
+//   2. rail g reduce-scatters then allgathers group g's pieces across the nodes (2(N - 1) steps,
+//      channel 1),
+//   3. every node ring allgathers the groups (G - 1 steps, channel 2).
+// Like the paper's parallelize(N), each group moving inside a node is cut into `parallel` parts,
+// part q on channels 3q, 3q + 2 (phases 1 and 3), so the parts get their own threadblocks.
+// Differences from the paper: ring orders come from the ring search instead of rank order, and
+// the parts of the intra-node phases share the rank's one NVSwitch port in the simulator.
+Algorithm hier_allreduce(const Collective& c, const Topology& t, const HierPlan& plan,
+                         int parallel) {
+  const NodeLayout& L = plan.layout;
+  const int N = L.nodes, G = L.per_node, C = c.chunks_per_rank;
+  Algorithm a = empty_algorithm(c, t, CK::kAllReduce, "hier");
+  auto group = [&](int r) { return Range{L.local[r] * N * C, N * C}; };
+  auto piece = [&](int r) { return Block{{L.local[r] * N * C + t.node_of(r) * C, C}}; };
+  // Phases 1 and 3: at step s, position i of the node ring reduces into (or copies to)
+  // position i + 1 the group of position i - s + 1 (reduce) or i - s (copy), so a
+  // reduce-scatter leaves group g on its owner after G - 1 steps.
+  auto node_rings = [&](OpKind kind, int step0, int channel) {
+    for (const auto& ring : plan.node_rings)
+      for (int s = 0; s + 1 < G; ++s)
+        for (int i = 0; i < G; ++i) {
+          const int owner = ring[((i - s + (kind == OpKind::kReduce ? -1 : 0)) % G + G) % G];
+          const auto parts = split(group(owner), parallel);
+          for (size_t q = 0; q < parts.size(); ++q) {
+            const size_t first = a.ops.size();
+            emit(a, {parts[q]}, ring[i], ring[(i + 1) % G], kind, step0 + s);
+            set_channel(a, first, 3 * static_cast<int>(q) + channel);
+          }
+        }
+  };
+  node_rings(OpKind::kReduce, 0, 0);
+  // Phase 2 on channel 1: reduce-scatter then allgather of the pieces along each rail.
+  const size_t rail_first = a.ops.size();
+  for (const auto& rail : plan.rails) {
+    std::vector<Block> blocks;
+    for (int r : rail) blocks.push_back(piece(r));
+    for (int s = 0; s + 1 < N; ++s)
+      for (int i = 0; i < N; ++i)
+        emit(a, blocks[((i - s - 1) % N + N) % N], rail[i], rail[(i + 1) % N], OpKind::kReduce,
+             G - 1 + s);
+    ring_allgather(a, rail, blocks, G - 1 + N - 1);
+  }
+  set_channel(a, rail_first, 1);
+  node_rings(OpKind::kCopy, G - 1 + 2 * (N - 1), 2);
+  return a;
+}
+
+Algorithm make_hier(const Collective& c, const Topology& t, const BaselineOptions& o) {
   if (c.kind == CK::kAllGather) return hier_allgather(c, t, false);
   if (c.kind == CK::kReduceScatter) return invert(hier_allgather(c, t, true));
+  const HierPlan plan = hier_plan(c, t, false);
+  if (plan.all_rails) {
+    return hier_allreduce(c, t, plan, o.parallel > 0 ? o.parallel : plan.layout.nodes);
+  }
   return allreduce_from(invert(hier_allgather(c, t, true)), hier_allgather(c, t, false));
 }
 
-// Two-step alltoall (MSCCLang sec. 7.3, fig. 9): a chunk for rank (m, i) first moves inside its
-// source node to the rank of local index i, which then sends everything for (m, i) in one
-// aggregated cross-node step. Ranks that are not adjacent relay along shortest paths.
+// Two-step alltoall (MSCCLang sec. 7.3, fig. 9): a chunk from (n, g) to (m, i) first moves inside
+// node n to the hub (n, i), which sends everything of node n for (m, i) as one cross-node
+// transfer (IB). Chunks within a node go directly; ranks that are not adjacent relay along
+// shortest paths (inside the node for the first step).
+//
+// Aggregation. The compiler merges same-step transfers that are contiguous at both ends
+// (docs/compiler.md pass 2). The receiver (m, i) keeps the chunks of node n's ranks side by side
+// in its output, and the hub stores relayed chunks in scratch in arrival order (step, then
+// sender), so the relays for remote node m_k = n + 1 + k arrive at step k + 1 (N - 1 staggered
+// rounds; node n sends to node n + 1 + k at step k + 1 + h, h = the in-node hops), in rank order.
+// The hub's own chunk for (m, i) sits in its input, where it would split the transfer in up to
+// three; MSCCLang copies it locally into scratch, which an Algorithm cannot say, so it bounces
+// off a neighbour j instead: sent to j at step 0, it comes back with j's relay for m_k and lands
+// in scratch right after it (j = i - 1; i + 1 for i = 0). Each hub then sends one transfer of G
+// chunks per remote node.
 Algorithm make_twostep(const Collective& c, const Topology& t) {
   const Net net(t);
   const NodeLayout L = node_layout(t);
-  const int R = c.num_ranks, C = c.chunks_per_rank;
-  struct Route {
-    Block block;
-    std::vector<int> first, second;
-  };
-  std::vector<Route> routes;
-  int first_steps = 0;
-  for (int s = 0; s < R; ++s)
-    for (int d = 0; d < R; ++d) {
-      if (s == d) continue;
-      const auto& node = t.nodes[t.node_of(s)];
-      Route r{{pair_range(s, d, R, C)}, {}, {}};
-      if (t.node_of(s) == t.node_of(d)) {
-        r.first = path_or_reject(net, s, d, node);
-      } else {
-        const int hub = node[L.local[d]];
-        r.first = hub == s ? std::vector<int>{s} : path_or_reject(net, s, hub, node);
-        r.second = path_or_reject(net, hub, d);
-      }
-      first_steps = std::max(first_steps, static_cast<int>(r.first.size()) - 1);
-      routes.push_back(std::move(r));
-    }
+  const int R = c.num_ranks, C = c.chunks_per_rank, N = L.nodes, G = L.per_node;
   Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "twostep");
-  for (const Route& r : routes) {
-    route(a, r.block, r.first, 0);
-    route(a, r.block, r.second, first_steps);
+  std::vector<std::vector<int>> in_node(R);  // in_node[s][d]: path s -> d inside s's node
+  int hops = 1;
+  for (int s = 0; s < R; ++s) {
+    in_node[s].resize(R);
+    for (int d : t.nodes[t.node_of(s)]) {
+      if (d == s) continue;
+      in_node[s][d] = static_cast<int>(path_or_reject(net, s, d, t.nodes[t.node_of(s)]).size());
+      hops = std::max(hops, in_node[s][d] - 1);
+    }
+  }
+  // Bounces need a hub's neighbour both ways inside the node.
+  auto bounce_peer = [&](int hub) {
+    const auto& node = t.nodes[t.node_of(hub)];
+    const int i = L.local[hub];
+    const int j = i == 0 ? 1 : i - 1;
+    return G > 1 && net.linked(hub, node[j]) ? node[j] : -1;
+  };
+  const int first = hops == 1 ? 1 : 0;  // step of the first relays (after the bounces out)
+  for (int s = 0; s < R; ++s) {
+    const int n = t.node_of(s);
+    const auto& node = t.nodes[n];
+    for (int d : node)  // inside the node: directly
+      if (d != s) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d, node), 0);
+    for (int k = 0; k + 1 < N; ++k) {
+      const int m = (n + 1 + k) % N;
+      const int arrive = first + k + hops - 1;  // every relay for m_k reaches its hub now
+      for (int i = 0; i < G; ++i) {
+        const int hub = node[i], d = t.nodes[m][i];
+        const Block block{pair_range(s, d, R, C)};
+        if (hub != s) {
+          const auto path = path_or_reject(net, s, hub, node);
+          route(a, block, path, arrive - static_cast<int>(path.size()) + 2);
+        } else if (const int j = bounce_peer(hub); j >= 0 && hops == 1) {
+          emit(a, block, hub, j, OpKind::kCopy, 0);
+          emit(a, block, j, hub, OpKind::kCopy, arrive);
+        }
+        route(a, block, path_or_reject(net, hub, d), arrive + 1);
+      }
+    }
+  }
+  return a;
+}
+
+// Cooperative cross-node sends (MSCCLang sec. 7.4, fig. 10) for point-to-point custom collectives
+// such as AllToNext. Chunks whose ends share a node go directly (relayed inside the node where
+// not adjacent). The chunks from s to a rank d of another node are cut into G contiguous parts;
+// part g is scattered inside s's node to its GPU g, which sends it over its own NIC to GPU g of
+// d's node, which forwards it to d: three steps (more where the paths have more hops), every
+// NIC of both nodes carrying 1/G of the data instead of s's NIC carrying all of it.
+Algorithm make_cooperative(const Collective& c, const Topology& t) {
+  const Net net(t);
+  const NodeLayout L = node_layout(t);
+  Algorithm a = empty_algorithm(c, t, CK::kCustom, "cooperative");
+  struct Hop3 {
+    Block part;
+    std::vector<int> scatter, cross, gather;
+  };
+  std::vector<Hop3> parts;
+  int scatter_hops = 0, cross_hops = 0;
+  for (const auto& [pair, chunks] : point_to_point(c)) {
+    const auto [s, d] = pair;
+    const auto& from = t.nodes[t.node_of(s)];
+    const auto& to = t.nodes[t.node_of(d)];
+    if (t.node_of(s) == t.node_of(d)) {
+      route(a, ranges_of(chunks), path_or_reject(net, s, d, from), 0);
+      continue;
+    }
+    const auto cuts = split({0, static_cast<int>(chunks.size())}, L.per_node);
+    for (size_t g = 0; g < cuts.size(); ++g) {
+      Hop3 h;
+      h.part = ranges_of(
+          {chunks.begin() + cuts[g].first, chunks.begin() + cuts[g].first + cuts[g].count});
+      h.scatter = path_or_reject(net, s, from[g], from);
+      h.cross = path_or_reject(net, from[g], to[g]);
+      h.gather = path_or_reject(net, to[g], d, to);
+      scatter_hops = std::max(scatter_hops, static_cast<int>(h.scatter.size()) - 1);
+      cross_hops = std::max(cross_hops, static_cast<int>(h.cross.size()) - 1);
+      parts.push_back(std::move(h));
+    }
+  }
+  for (const Hop3& h : parts) {
+    route(a, h.part, h.scatter, 0);
+    route(a, h.part, h.cross, scatter_hops);
+    route(a, h.part, h.gather, scatter_hops + cross_hops);
   }
   return a;
 }
@@ -632,7 +793,8 @@ BaselineKind parse_baseline_kind(const std::string& name) {
     return BaselineKind::kRecursiveDoubling;
   throw UserError("", "algo",
                   "unknown baseline '" + name +
-                      "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree)");
+                      "' (expected ring, direct, rd, rhd, dbt, hier, twostep, chain, tree, "
+                      "cooperative)");
 }
 
 std::string to_string(BaselineKind kind) {
@@ -646,6 +808,7 @@ std::string to_string(BaselineKind kind) {
     case BaselineKind::kTwoStep: return "twostep";
     case BaselineKind::kChain: return "chain";
     case BaselineKind::kTree: return "tree";
+    case BaselineKind::kCooperative: return "cooperative";
   }
   return "ring";
 }
@@ -679,10 +842,11 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
     case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
-    case BaselineKind::kHier: a = make_hier(c, t); break;
+    case BaselineKind::kHier: a = make_hier(c, t, o); break;
     case BaselineKind::kTwoStep: a = make_twostep(c, t); break;
     case BaselineKind::kChain: a = make_chain(c, t, o); break;
     case BaselineKind::kTree: a = make_tree(c, t, o); break;
+    case BaselineKind::kCooperative: a = make_cooperative(c, t); break;
   }
   a.name = to_string(kind) + "_" + c.name;
   a.topology = t.name;

@@ -197,6 +197,7 @@ BaselineOptions baseline_options(BaselineKind kind, const Topology& topology,
   BaselineOptions options;
   options.pipeline_chunks = param(o, "pipeline", options.pipeline_chunks);
   options.rings = param(o, "rings", options.rings);
+  options.parallel = param(o, "parallel", options.parallel);
   if (flag(o, "bidirectional") && flag(o, "one-way")) {
     throw UserError("", "bidirectional", "bidirectional and one-way exclude each other");
   }
@@ -233,6 +234,11 @@ std::vector<SynthParam> baseline_params(BaselineKind kind) {
     case BaselineKind::kDbt:
       return {
           {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true}};
+    case BaselineKind::kHier:
+      return {{"parallel", ParamKind::kInt,
+               "allreduce: parts per intra-node group, each on its own channels (0 = one per "
+               "node, like MSCCLang's parallelize(N))",
+               true}};
     default: return {};
   }
 }
@@ -248,6 +254,9 @@ std::string baseline_description(BaselineKind kind) {
     case BaselineKind::kTwoStep: return "two-step alltoall through a peer of the destination node";
     case BaselineKind::kChain: return "pipelined chain";
     case BaselineKind::kTree: return "pipelined binary tree";
+    case BaselineKind::kCooperative:
+      return "point-to-point custom collectives (AllToNext): cross-node sends split over every "
+             "GPU and NIC of the node";
   }
   return "";
 }
@@ -260,6 +269,11 @@ Synthesizer baseline_synthesizer(BaselineKind kind) {
   s.params = baseline_params(kind);
   if (kind == BaselineKind::kRing) {
     s.default_chunks = [](const Topology& t, CollectiveKind) { return nccl_rings(t).count; };
+  }
+  if (kind == BaselineKind::kCooperative) {  // one part per GPU of a node
+    s.default_chunks = [](const Topology& t, CollectiveKind) {
+      return t.nodes.empty() ? 1 : static_cast<int>(t.nodes[0].size());
+    };
   }
   s.run = [kind](const Topology& t, const Collective& c, const SynthOptions& o) {
     return run_baseline(kind, t, c, o);

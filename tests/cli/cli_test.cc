@@ -183,6 +183,22 @@ TEST_F(Cli, BaselineVerifySimulateChain) {
   EXPECT_LT(results[1]["time_us"].get<double>(), 1.1 * results[1]["lower_bound_us"].get<double>());
 }
 
+// Custom collectives reach the baseline verb by name or file: the cooperative AllToNext of
+// MSCCLang sec. 7.4 (one chunk per GPU of a node by default) and the direct one.
+TEST_F(Cli, BaselineBuildsTheCooperativeAllToNext) {
+  const std::string xml = path("a2n.xml");
+  const CliRun c = run(
+      "baseline --algo cooperative -c alltonext -t ndv4x2 --xml-dialect classic --json -o " + xml);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.doc()["chunks_per_rank"], 8) << c.out;
+  const CliRun d = run("baseline --algo direct -c alltonext -t ndv4x2 --xml-dialect classic -o " +
+                       path("d.xml"));
+  EXPECT_EQ(d.exit_code, 0) << d.err;
+  const CliRun a2a = run("baseline --algo cooperative -c alltoall -t ndv4x2 -o " + path("x.xml"));
+  EXPECT_EQ(a2a.exit_code, 2);
+  EXPECT_NE(a2a.err.find("does not build"), std::string::npos) << a2a.err;
+}
+
 TEST_F(Cli, BoundsMatchTheClosedForm) {
   const CliRun r = run("bounds -t dgx1 -c allgather --size 1M --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -23,8 +23,9 @@ std::vector<std::string> names() {
 }
 
 TEST(Registry, ListsEverySynthesizerAndBaselineOnce) {
-  const std::vector<std::string> expected = {"taccl", "sccl", "tacos", "ring",    "direct", "rd",
-                                             "rhd",   "dbt",  "hier",  "twostep", "chain",  "tree"};
+  const std::vector<std::string> expected = {"taccl", "sccl", "tacos",      "ring", "direct",
+                                             "rd",    "rhd",  "dbt",        "hier", "twostep",
+                                             "chain", "tree", "cooperative"};
   EXPECT_EQ(names(), expected);
   for (const Synthesizer& s : synthesizers()) {
     EXPECT_FALSE(s.description.empty()) << s.name;
@@ -86,6 +87,22 @@ TEST(Registry, CollectivesInTheMethodsUnits) {
                UserError);
 }
 
+// The cooperative AllToNext (MSCCLang sec. 7.4) through the registry: a custom collective, one
+// chunk per GPU of a node by default so every NIC carries a part.
+TEST(Registry, CooperativeBuildsAllToNext) {
+  const Synthesizer& method = find_synthesizer("cooperative");
+  EXPECT_TRUE(method.baseline);
+  const Topology t = topologies::make_builtin("ndv4x3");
+  ASSERT_TRUE(method.default_chunks);
+  const int chunks = method.default_chunks(t, CollectiveKind::kCustom);
+  EXPECT_EQ(chunks, 8);
+  const SynthResult r = synthesize(method, t, make_alltonext(t.num_ranks, chunks), {});
+  ASSERT_TRUE(r.algorithm.has_value());
+  EXPECT_TRUE(verify::verify_algorithm(*r.algorithm, &t).ok());
+  EXPECT_EQ(r.algorithm->collective.name, "alltonext");
+  EXPECT_THROW(check_params(find_synthesizer("hier"), {{"parallel", -1}}), UserError);
+}
+
 // NCCL's rings: both directions of a ring topology, every lane of a torus.
 TEST(Registry, NcclRingsUseBothDirectionsWhereTheLinksAllow) {
   const NcclRings ring16 = nccl_rings(topologies::make_builtin("ring:16"));
@@ -143,6 +160,7 @@ std::vector<MethodCase> method_cases() {
       {"rhd", "hypercube:8", CK::kAllReduce, nlohmann::json::object(), "rhd_hypercube8_allreduce"},
       {"dbt", "dgx2", CK::kAllReduce, {{"pipeline", 2}}, "dbt_dgx2_allreduce"},
       {"hier", "ndv2x2", CK::kAllReduce, nlohmann::json::object(), "hier_ndv2x2_allreduce"},
+      {"hier", "ndv4x2", CK::kAllReduce, {{"parallel", 1}}, "hier_ndv4x2_allreduce_parallel1"},
       {"twostep", "ndv2x2", CK::kAllToAll, nlohmann::json::object(), "twostep_ndv2x2_alltoall"},
       {"chain", "ring:6", CK::kBroadcast, {{"pipeline", 3}}, "chain_ring6_broadcast"},
       {"tree", "dgx2", CK::kReduce, nlohmann::json::object(), "tree_dgx2_reduce"},

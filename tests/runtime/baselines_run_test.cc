@@ -146,5 +146,43 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllBaselines, BaselineRun, testing::ValuesIn(cases()), case_name);
 
+// The MSCCLang sec. 7 programs on the clusters they were made for: the hierarchical allreduce
+// (both parallelizations), the two-step alltoall on three nodes, and AllToNext with one chunk
+// per GPU of a node, cooperative (sec. 7.4) and direct; out-of-place and in-place.
+TEST(BaselineRunMultiNode, MsccLangProgramsRunCorrectly) {
+  struct Item {
+    synth::BaselineKind kind;
+    std::string topology;
+    Collective collective;
+    int parallel = 0;
+  };
+  const std::vector<Item> items = {
+      {synth::BaselineKind::kHier, "ndv4x2", make_collective(CollectiveKind::kAllReduce, 16), 0},
+      {synth::BaselineKind::kHier, "ndv4x2", make_collective(CollectiveKind::kAllReduce, 16), 1},
+      {synth::BaselineKind::kTwoStep, "ndv4x3", make_collective(CollectiveKind::kAllToAll, 24)},
+      {synth::BaselineKind::kCooperative, "ndv4x3", make_alltonext(24, 8)},
+      {synth::BaselineKind::kDirect, "ndv4x3", make_alltonext(24, 8)},
+  };
+  int variant = 0;
+  for (const Item& item : items) {
+    const Topology t = topologies::make_builtin(item.topology);
+    synth::BaselineOptions o;
+    o.parallel = item.parallel;
+    const Algorithm a = synth::make_baseline(item.kind, item.collective, t, o);
+    for (bool inplace : {false, true}) {
+      const std::string label = synth::to_string(item.kind) + " " + item.collective.name + " on " +
+                                item.topology + (inplace ? " in-place" : "");
+      Program p;
+      try {
+        p = compiler::compile(a, relaxed(inplace, 1));
+      } catch (const UserError& e) {
+        ADD_FAILURE() << label << ": compile failed: " << e.what();
+        continue;
+      }
+      EXPECT_EQ(check_sizes(p, item.collective, inplace, 1, variant++, label), 3);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ccsynth::runtime

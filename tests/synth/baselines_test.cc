@@ -104,13 +104,16 @@ TEST_P(BaselineMatrix, EveryApplicableCollectiveVerifies) {
     }
   }
   // Every baseline builds something on at least the topologies it was made for.
-  if (topo_name == "fc:8" && kind != BaselineKind::kHier && kind != BaselineKind::kTwoStep) {
+  // cooperative builds custom collectives only (tests below).
+  if (topo_name == "fc:8" && kind != BaselineKind::kHier && kind != BaselineKind::kTwoStep &&
+      kind != BaselineKind::kCooperative) {
     EXPECT_GT(built, 0) << to_string(kind);
   }
   // NDv2 x2 reaches the other node only from GPUs 0 and 1: the hypercube and tree patterns of
   // rd, rhd and dbt cannot be placed; everything else routes over the existing connections.
   const bool pattern_bound = kind == BaselineKind::kRecursiveDoubling ||
-                             kind == BaselineKind::kRhd || kind == BaselineKind::kDbt;
+                             kind == BaselineKind::kRhd || kind == BaselineKind::kDbt ||
+                             kind == BaselineKind::kCooperative;
   if (topo_name == "ndv2x2") {
     EXPECT_EQ(built > 0, !pattern_bound) << to_string(kind);
   }
@@ -149,7 +152,13 @@ TEST(Baselines, StepCountsMatchTheTextbook) {
   EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "hypercube:3"), 6);
   EXPECT_EQ(steps(BK::kRhd, CK::kAllReduce, "torus2d:4x4"), 8);  // Q4 = C4 x C4 embeds
   EXPECT_EQ(steps(BK::kHier, CK::kAllGather, "dgx2x2"), 1 + 15);
-  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 2);
+  // Two-step: bounce of the hubs' own chunks, then per remote node one relay round and one
+  // aggregated cross-node round, staggered by one step per remote node.
+  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "dgx2x2"), 3);
+  EXPECT_EQ(steps(BK::kTwoStep, CK::kAllToAll, "ndv4x3"), 4);
+  // Hierarchical allreduce (MSCCLang fig. 3): (G-1) + 2(N-1) + (G-1).
+  EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x2"), 7 + 2 + 7);
+  EXPECT_EQ(steps(BK::kHier, CK::kAllReduce, "ndv4x3"), 7 + 4 + 7);
   BaselineOptions pipelined;
   pipelined.pipeline_chunks = 4;
   // Chain broadcast of 4 pieces over 8 ranks: 7 hops + 3 extra pieces.
@@ -306,6 +315,127 @@ TEST(Baselines, RingsUseEachSharedNicPortOnce) {
     }
     EXPECT_GE(crossings, 2) << name;  // a ring over two nodes crosses both ways
   }
+}
+
+// Compiles `a` with one instance and checks the program against its collective.
+Program compile_verified(const Algorithm& a) {
+  const Program p = compiler::compile(a, compiler::CompileOptions{});
+  verify::VerifyProgramOptions vo;
+  vo.collective = &a.collective;
+  const auto report = verify::verify_program(p, vo);
+  EXPECT_TRUE(report.ok()) << a.name << "\n" << report.summary();
+  return p;
+}
+
+TEST(Baselines, HierAllreduceFollowsMsccLangPhases) {
+  // MSCCLang fig. 3: intra-node ring reduce-scatter of N-chunk groups on channel 0, rail ring
+  // reduce-scatter + allgather on channel 1, intra-node ring allgather on channel 2;
+  // parallelize(N) puts part q of the intra-node phases on channels 3q and 3q + 2.
+  for (const std::string name : {"ndv4x2", "ndv4x3"}) {
+    SCOPED_TRACE(name);
+    const Topology& t = topology(name);
+    const int N = static_cast<int>(t.nodes.size()), G = t.num_ranks / N;
+    for (int parallel : {1, 0}) {
+      BaselineOptions o;
+      o.parallel = parallel;
+      const Collective c = make_collective(CollectiveKind::kAllReduce, t.num_ranks, 1);
+      const Algorithm a = make_baseline(BaselineKind::kHier, c, t, o);
+      const auto report = verify::verify_algorithm(a, &t);
+      EXPECT_TRUE(report.ok()) << report.summary();
+      std::set<int> channels;
+      for (const ChunkOp& op : a.ops) {
+        channels.insert(op.channel);
+        const bool cross = t.node_of(op.src) != t.node_of(op.dst);
+        EXPECT_EQ(cross, op.channel == 1) << op;
+        if (cross) {
+          EXPECT_EQ(op.count, 1) << op;               // one piece of the group per node
+          EXPECT_EQ(op.chunk / N, op.src % G) << op;  // group g stays on local index g
+          EXPECT_GE(op.step, G - 1);
+          EXPECT_LT(op.step, G - 1 + 2 * (N - 1));
+        } else {
+          EXPECT_EQ(op.kind, op.channel % 3 == 0 ? OpKind::kReduce : OpKind::kCopy) << op;
+          EXPECT_EQ(op.count, parallel == 1 ? N : 1) << op;  // aggregated N-chunk groups
+        }
+      }
+      if (parallel == 1) {
+        EXPECT_EQ(channels, (std::set<int>{0, 1, 2}));
+      } else {
+        std::set<int> expected{1};
+        for (int q = 0; q < N; ++q) expected.insert({3 * q, 3 * q + 2});
+        EXPECT_EQ(channels, expected);
+      }
+      compile_verified(a);
+    }
+  }
+}
+
+TEST(Baselines, TwoStepSendsOneIbTransferPerRemoteNode) {
+  // MSCCLang fig. 9's coalesced IB send: after compilation every rank sends exactly one transfer
+  // of G chunks to each rank of its local index on the other nodes, and nothing to other
+  // remote ranks. (The relays used to be stored rank-major in the hubs' scratch, so on three
+  // or more nodes every chunk crossed the IB alone.)
+  for (const std::string name : {"ndv4x2", "ndv4x3", "dgx2x2"}) {
+    SCOPED_TRACE(name);
+    const Topology& t = topology(name);
+    const int N = static_cast<int>(t.nodes.size()), G = t.num_ranks / N;
+    const Algorithm a = make_baseline(BaselineKind::kTwoStep,
+                                      make_collective(CollectiveKind::kAllToAll, t.num_ranks), t);
+    const auto report = verify::verify_algorithm(a, &t);
+    EXPECT_TRUE(report.ok()) << report.summary();
+    const Program p = compile_verified(a);
+    std::map<std::pair<int, int>, std::vector<int>> ib;  // (rank, remote peer) -> counts
+    for (const GpuProgram& gpu : p.gpus)
+      for (const Threadblock& tb : gpu.threadblocks) {
+        if (tb.send_peer < 0 || t.node_of(tb.send_peer) == t.node_of(gpu.rank)) continue;
+        for (const Step& st : tb.steps)
+          if (sends(st.type)) ib[{gpu.rank, tb.send_peer}].push_back(st.count);
+      }
+    EXPECT_EQ(static_cast<int>(ib.size()), t.num_ranks * (N - 1));
+    for (const auto& [pair, counts] : ib) {
+      EXPECT_EQ(pair.first % G, pair.second % G) << pair.first << " -> " << pair.second;
+      EXPECT_EQ(counts, std::vector<int>{G}) << pair.first << " -> " << pair.second;
+    }
+  }
+}
+
+TEST(Baselines, CooperativeAllToNextUsesEveryNicOfTheNode) {
+  // MSCCLang sec. 7.4, fig. 10: the last GPU of node n scatters its buffer over its node, every
+  // GPU sends its part over its own NIC to the same GPU of node n + 1, which gathers it onto the
+  // first GPU of node n + 1; inside a node r sends to r + 1 directly.
+  const Topology& t = topology("ndv4x3");
+  const int G = 8;
+  const Collective c = make_alltonext(t.num_ranks, G);
+  const Algorithm a = make_baseline(BaselineKind::kCooperative, c, t);
+  const auto report = verify::verify_algorithm(a, &t);
+  EXPECT_TRUE(report.ok()) << report.summary();
+  EXPECT_EQ(a.num_steps(), 3);
+  std::set<std::pair<int, int>> cross;
+  for (const ChunkOp& op : a.ops) {
+    if (t.node_of(op.src) == t.node_of(op.dst)) continue;
+    EXPECT_EQ(op.step, 1) << op;
+    EXPECT_EQ(op.count, 1) << op;  // 1/G of the buffer
+    cross.insert({op.src, op.dst});
+  }
+  std::set<std::pair<int, int>> expected;
+  for (int n = 0; n + 1 < 3; ++n)
+    for (int g = 0; g < G; ++g) expected.insert({n * G + g, (n + 1) * G + g});
+  EXPECT_EQ(cross, expected);
+  compile_verified(a);
+  // Direct sends (the paper's baseline): one cross-node transfer per node boundary.
+  const Algorithm d = make_baseline(BaselineKind::kDirect, c, t);
+  EXPECT_TRUE(verify::verify_algorithm(d, &t).ok());
+  EXPECT_EQ(d.ops.size(), 23u);
+  compile_verified(d);
+  // On a single node, or for collectives that are not point-to-point, it does not apply.
+  EXPECT_FALSE(
+      baseline_applies(BaselineKind::kCooperative, make_alltonext(8, 8), topology("dgx2")));
+  EXPECT_FALSE(baseline_applies(BaselineKind::kCooperative,
+                                make_collective(CollectiveKind::kAllToAll, t.num_ranks), t));
+  // Fewer chunks than GPUs per node: only as many parts as chunks.
+  const Algorithm one =
+      make_baseline(BaselineKind::kCooperative, make_alltonext(16, 2), topology("ndv4x2"));
+  EXPECT_TRUE(verify::verify_algorithm(one, &topology("ndv4x2")).ok());
+  compile_verified(one);
 }
 
 }  // namespace

@@ -23,11 +23,12 @@ enum class BaselineKind {
   kHier,
   kTwoStep,
   kChain,
-  kTree
+  kTree,
+  kCooperative  // MSCCLang sec. 7.4: cross-node sends split over every GPU and NIC of the node
 };
 
-/// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree (case-insensitive); UserError
-/// (field "algo") otherwise.
+/// Parses ring, direct, rd, rhd, dbt, hier, twostep, chain, tree, cooperative (case-insensitive);
+/// UserError (field "algo") otherwise.
 BaselineKind parse_baseline_kind(const std::string& name);
 /// The short name parse_baseline_kind accepts ("rd" for kRecursiveDoubling).
 std::string to_string(BaselineKind kind);
@@ -44,6 +45,9 @@ struct BaselineOptions {
   int rings = 0;
   /// kRing: use every ring in both directions (pairs of a ring and its reverse).
   bool bidirectional = false;
+  /// kHier allreduce: parts each group moving inside a node is cut into, on separate channels
+  /// (MSCCLang's parallelize(N), sec. 5.1); 0 = the number of nodes, like the paper.
+  int parallel = 0;
   /// kRing: use these rings (e.g. nccl_rings().rings) instead of searching; each must be a
   /// cycle through every rank over the topology's connections (the verifier checks the links).
   std::vector<std::vector<int>> ring_list;
