@@ -118,6 +118,37 @@ TEST(DslProgram, ChannelsAndThreadblocksBecomeHints) {
   for (const ChunkOp& op : p.to_algorithm().ops) EXPECT_EQ(op.channel, 1);
 }
 
+// The threadblock with `id` on `gpu`.
+const Threadblock& threadblock(const GpuProgram& gpu, int id) {
+  for (const Threadblock& tb : gpu.threadblocks) {
+    if (tb.id == id) return tb;
+  }
+  ADD_FAILURE() << "rank " << gpu.rank << " has no threadblock " << id;
+  static const Threadblock none;
+  return none;
+}
+
+TEST(DslProgram, ThreadblockDirectivesAreKeptInTheProgram) {
+  // A ring allgather whose sends run on threadblock 1 and receives on threadblock 0 of every
+  // rank (the reverse of what the compiler would number them), all on channel 0.
+  const int n = 4;
+  DslProgram p(make_collective(CollectiveKind::kAllGather, n));
+  for (int r = 0; r < n; ++r) {
+    ChunkRef c = p.chunk(r, Buffer::input(), 0).copy(r, Buffer::output(), r);
+    for (int s = 1; s < n; ++s) c = c.copy((r + s) % n, Buffer::output(), r, {0, 1, 0});
+  }
+  const Algorithm a = p.to_algorithm();
+  for (const ChunkOp& op : a.ops) {
+    EXPECT_EQ(op.send_tb, 1);
+    EXPECT_EQ(op.recv_tb, 0);
+  }
+  const Program program = compile_verified(a);
+  for (const GpuProgram& gpu : program.gpus) {
+    EXPECT_EQ(threadblock(gpu, 1).send_peer, (gpu.rank + 1) % n);
+    EXPECT_EQ(threadblock(gpu, 0).recv_peer, (gpu.rank + n - 1) % n);
+  }
+}
+
 TEST(DslProgram, ParallelizeRefinesChunksOntoDisjointChannels) {
   DslProgram p(make_collective(CollectiveKind::kAllReduce, 3), in_place());
   {
