@@ -377,34 +377,49 @@ void DslProgram::check_directives(const Operation& op) {
   if (d.channel < -1 || d.sendtb < -1 || d.recvtb < -1) {
     throw UserError(op.where, what, "channels and threadblocks are >= 0 (or -1 for any)");
   }
-  const int last = op.parallel - 1;
-  if (instance_channel(d.channel, op.parallel, last) >= kMaxChannels) {
+  if (d.channel >= kMaxChannels) {
     throw UserError(op.where, what,
-                    "channel " + text(instance_channel(d.channel, op.parallel, last)) +
-                        " is over the runtime's " + text(kMaxChannels) + " channels");
+                    "channel " + text(d.channel) + " is over the runtime's " + text(kMaxChannels) +
+                        " channels");
   }
   for (int tb : {d.sendtb, d.recvtb}) {
-    if (instance_threadblock(tb, op.parallel, last) >= kMaxThreadblocks) {
+    if (tb >= kMaxThreadblocks) {
       throw UserError(op.where, what,
-                      "threadblock " + text(instance_threadblock(tb, op.parallel, last)) +
-                          " is over the runtime's " + text(kMaxThreadblocks) +
-                          " threadblocks per rank");
+                      "threadblock " + text(tb) + " is over the runtime's " +
+                          text(kMaxThreadblocks) + " threadblocks per rank");
     }
   }
   if (!op.remote()) return;  // local copies and reductions run on any threadblock
   for (int i = 0; i < op.parallel; ++i) {
-    const int channel = instance_channel(d.channel, op.parallel, i);
-    const int sendtb = instance_threadblock(d.sendtb, op.parallel, i);
-    const int recvtb = instance_threadblock(d.recvtb, op.parallel, i);
-    if (sendtb >= 0) bind_threadblock(op, op.src_rank, sendtb, op.dst_rank, true, channel);
-    if (recvtb >= 0) bind_threadblock(op, op.dst_rank, recvtb, op.src_rank, false, channel);
+    const int channel = d.channel < 0 && op.parallel == 1 ? -1 : std::max(d.channel, 0);
+    const int channel_key = channel < 0 ? -1 : instance_key(channel, i, kMaxChannels);
+    if (d.sendtb >= 0) {
+      bind_threadblock(op, op.src_rank, instance_key(d.sendtb, i, kMaxThreadblocks), op.dst_rank,
+                       true, channel_key);
+    }
+    if (d.recvtb >= 0) {
+      bind_threadblock(op, op.dst_rank, instance_key(d.recvtb, i, kMaxThreadblocks), op.src_rank,
+                       false, channel_key);
+    }
   }
 }
+
+namespace {
+
+// "threadblock 3" or, for a parallel instance's key, "threadblock 3 (parallel instance 1)".
+std::string key_text(const std::string& what, int key, int limit) {
+  std::string out = what + " " + text(key % limit);
+  if (key >= limit) out += " (parallel instance " + text(key / limit) + ")";
+  return out;
+}
+
+}  // namespace
 
 void DslProgram::bind_threadblock(const Operation& op, int rank, int tb, int peer, bool send,
                                   int channel) {
   const std::string what = op_name(op.kind);
-  const std::string tb_text = "threadblock " + text(tb) + " of rank " + text(rank);
+  const std::string tb_text =
+      key_text("threadblock", tb, kMaxThreadblocks) + " of rank " + text(rank);
   DirectedThreadblock& t = state_->threadblocks[{rank, tb}];
   if (t.where.empty()) t.where = op.where;
   int& fixed_peer = send ? t.send_peer : t.recv_peer;
@@ -418,21 +433,24 @@ void DslProgram::bind_threadblock(const Operation& op, int rank, int tb, int pee
   fixed_peer = peer;
   if (channel >= 0 && t.channel >= 0 && t.channel != channel) {
     throw UserError(op.where, what,
-                    tb_text + " runs on channel " + text(t.channel) + " (" + t.where +
-                        "); it cannot also use channel " + text(channel));
+                    tb_text + " runs on " + key_text("channel", t.channel, kMaxChannels) + " (" +
+                        t.where + "); it cannot also use " +
+                        key_text("channel", channel, kMaxChannels));
   }
   if (channel >= 0) t.channel = channel;
   const int src = send ? rank : peer;
   const int dst = send ? peer : rank;
+  const int connection_channel = std::max(channel, 0);
   auto& bound = send ? state_->send_threadblock : state_->recv_threadblock;
-  auto [it, inserted] = bound.try_emplace({src, dst, std::max(channel, 0)}, tb);
+  auto [it, inserted] = bound.try_emplace({src, dst, connection_channel}, tb);
   if (!inserted && it->second != tb) {
     throw UserError(op.where, what,
                     std::string("two ") + (send ? "sends" : "receives") + " on the connection " +
-                        text(src) + " -> " + text(dst) + " channel " + text(std::max(channel, 0)) +
-                        " in different threadblocks (" + text(it->second) + " and " + text(tb) +
-                        " of rank " + text(rank) + "); a connection has one " +
-                        (send ? "sending" : "receiving") +
+                        text(src) + " -> " + text(dst) + " " +
+                        key_text("channel", connection_channel, kMaxChannels) +
+                        " in different threadblocks (" + text(it->second % kMaxThreadblocks) +
+                        " and " + text(tb % kMaxThreadblocks) + " of rank " + text(rank) +
+                        "); a connection has one " + (send ? "sending" : "receiving") +
                         " threadblock: give the operations different channels");
   }
 }

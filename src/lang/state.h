@@ -3,6 +3,7 @@
 // runs, and what each traced operation saw. Shared by program.cc (recording) and trace.cc
 // (lowering to an Algorithm).
 
+#include <algorithm>
 #include <compare>
 #include <cstdint>
 #include <map>
@@ -58,13 +59,28 @@ struct DirectedThreadblock {
   std::string where;  // the first operation that named it
 };
 
-/// The channel or threadblock instance `i` of an operation parallelized `factor` times uses:
-/// c * factor + i, so the instances' channels do not intersect (MSCCLang sec. 5.1). An
-/// unspecified channel (-1) becomes i when parallelized; an unspecified threadblock stays -1.
-inline int instance_channel(int channel, int factor, int i) {
-  return channel < 0 ? (factor > 1 ? i : -1) : channel * factor + i;
-}
-inline int instance_threadblock(int tb, int factor, int i) { return tb < 0 ? -1 : tb * factor + i; }
+/// Channels and threadblocks of parallel instances (MSCCLang sec. 5.1: the instances of a
+/// parallelized operation do not share channels). As the compiler does for `instances`,
+/// instance i of channel c uses channel c + i*K, where K is one more than the largest channel
+/// any operation names (so instances never meet another operation's channel either), and
+/// instance i of threadblock t uses t + i*T likewise. An unspecified channel of a parallelized
+/// operation counts as channel 0; an unspecified threadblock stays unspecified.
+struct InstanceLayout {
+  int channel_stride = 1;
+  int threadblock_stride = 1;
+
+  int channel(int base, int factor, int i) const {
+    if (factor == 1) return base;
+    return std::max(base, 0) + i * channel_stride;
+  }
+  int threadblock(int base, int factor, int i) const {
+    return base < 0 || factor == 1 ? base : base + i * threadblock_stride;
+  }
+};
+
+/// Keys for the directive checks while the program runs, before the strides are known: each
+/// parallel instance of a channel or threadblock is its own key (base + i * limit).
+inline int instance_key(int base, int i, int limit) { return base + i * limit; }
 
 struct DslProgram::State {
   std::map<LocationKey, Location> locations;

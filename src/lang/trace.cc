@@ -51,8 +51,8 @@ struct StepMarks {
 /// The Algorithm being built, with the state its step numbering needs.
 class AlgorithmBuilder {
  public:
-  AlgorithmBuilder(const Collective& collective, int factor)
-      : collective_(collective), factor_(factor) {
+  AlgorithmBuilder(const Collective& collective, int factor, InstanceLayout layout)
+      : collective_(collective), factor_(factor), layout_(layout) {
     for (int k = 0; k < collective.num_chunks(); ++k) {
       const auto& pre = collective.chunks[k].pre;
       for (int j = 0; j < static_cast<int>(pre.size()); ++j) {
@@ -166,17 +166,35 @@ class AlgorithmBuilder {
         c.kind = kinds[o];
         c.chunk = traced.src[o].chunk * factor_ + i * slice;
         c.count = slice;
-        c.channel = instance_channel(op.directives.channel, instances, i);
-        c.send_tb = instance_threadblock(op.directives.sendtb, instances, i);
-        c.recv_tb = instance_threadblock(op.directives.recvtb, instances, i);
+        c.channel = layout_.channel(op.directives.channel, instances, i);
+        c.send_tb = layout_.threadblock(op.directives.sendtb, instances, i);
+        c.recv_tb = layout_.threadblock(op.directives.recvtb, instances, i);
+        check_limits(op, c);
         ops_.push_back(c);
       }
       o += run;
     }
   }
 
+  // The instances' channels and threadblocks must stay within the runtime's limits.
+  static void check_limits(const Operation& op, const ChunkOp& c) {
+    if (c.channel >= kMaxChannels) {
+      throw UserError(op.where, describe_kind(op),
+                      "parallelize(" + text(op.parallel) + ") needs channel " + text(c.channel) +
+                          ", over the runtime's " + text(kMaxChannels) +
+                          " channels (instance i of channel c uses c + i * (largest channel + 1))");
+    }
+    if (std::max(c.send_tb, c.recv_tb) >= kMaxThreadblocks) {
+      throw UserError(op.where, describe_kind(op),
+                      "parallelize(" + text(op.parallel) + ") needs threadblock " +
+                          text(std::max(c.send_tb, c.recv_tb)) + ", over the runtime's " +
+                          text(kMaxThreadblocks));
+    }
+  }
+
   const Collective& collective_;
   int factor_;
+  InstanceLayout layout_;
   std::map<std::pair<int, int>, Held> held_;        // (rank, chunk)
   std::map<std::pair<int, int>, StepMarks> marks_;  // (rank, sub-chunk)
   std::vector<ChunkOp> ops_;
@@ -206,7 +224,13 @@ Algorithm DslProgram::to_algorithm() const {
   check();
   int factor = 1;
   for (const Operation& op : operations_) factor = std::lcm(factor, op.parallel);
-  AlgorithmBuilder builder(collective_, factor);
+  InstanceLayout layout;
+  for (const Operation& op : operations_) {
+    layout.channel_stride = std::max(layout.channel_stride, op.directives.channel + 1);
+    layout.threadblock_stride =
+        std::max({layout.threadblock_stride, op.directives.sendtb + 1, op.directives.recvtb + 1});
+  }
+  AlgorithmBuilder builder(collective_, factor, layout);
   for (size_t n = 0; n < operations_.size(); ++n) builder.add(operations_[n], state_->traced[n]);
   Algorithm algorithm;
   algorithm.name = options_.name;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/compiler/instances.h"
@@ -36,6 +37,8 @@ Directives on_channel(int channel, int sendtb = -1) {
 }
 
 Directives send_tb(int sendtb) { return on_channel(-1, sendtb); }
+
+std::string error_of(const std::function<void()>& f);
 
 // Ring allgather: every rank's chunk travels around the ring into every output.
 void ring_allgather(DslProgram& p, int ranks) {
@@ -185,6 +188,26 @@ TEST(DslProgram, ParallelizedMultiCountReferencesSplitIntoContiguousSlices) {
   EXPECT_EQ(a.ops[1].chunk, 4);
   EXPECT_EQ(a.ops[1].channel, 1);
   compile_verified(a);
+}
+
+TEST(DslProgram, ParallelInstancesAvoidEveryChannelTheProgramNames) {
+  // Channel 0 parallelized 2 ways beside an unparallelized channel 1 (the hierarchical
+  // allreduce's shape): instance 1 of channel 0 must not land on channel 1.
+  DslProgram p(make_collective(CollectiveKind::kAllReduce, 3), in_place());
+  {
+    auto scope = p.parallelize(2);
+    ring_allreduce(p, 3, on_channel(0));
+  }
+  p.chunk(0, Buffer::input(), 0).copy(1, Buffer::scratch(), 0, on_channel(1));
+  std::set<int> channels;
+  for (const ChunkOp& op : p.to_algorithm().ops) channels.insert(op.channel);
+  EXPECT_EQ(channels, (std::set<int>{0, 1, 2}));  // instance 1 of channel 0 is channel 0 + 1*2
+  DslProgram wide(make_collective(CollectiveKind::kAllReduce, 3), in_place());
+  {
+    auto scope = wide.parallelize(4);
+    ring_allreduce(wide, 3, on_channel(9));  // instance 3 would need 9 + 3 * 10 = 39
+  }
+  EXPECT_THAT(error_of([&] { wide.to_algorithm(); }), HasSubstr("needs channel 39"));
 }
 
 TEST(DslProgram, MultiCountReferencesAggregateIntoOneOp) {
