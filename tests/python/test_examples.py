@@ -70,3 +70,26 @@ def test_example_errors_exit_2(tmp_path):
     proc = run(script)
     assert proc.returncode == 2
     assert "stale.py:9" in proc.stderr
+
+
+# The C++ examples (build/<preset>/examples/dsl/NAME, next to the python/ folder of this module)
+# write the same programs: both languages must trace to the same algorithm and simulate alike.
+CPP_EXAMPLES = Path(ccsynth.__file__).resolve().parents[2] / "examples" / "dsl"
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_cpp_and_python_examples_agree(script):
+    binary = CPP_EXAMPLES / script.stem
+    if not binary.exists():
+        pytest.skip(f"{binary} not built (CCSYNTH_BUILD_EXAMPLES=OFF?)")
+    args = ["--size", "64K", "--size", "1M", "--json"]
+    py = run(script, *args)
+    cpp = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=600)
+    assert py.returncode == 0 and cpp.returncode == 0, py.stderr + cpp.stderr
+    py_doc, cpp_doc = json.loads(py.stdout), json.loads(cpp.stdout)
+    assert py_doc["topology"] == cpp_doc["topology"]
+    for key in ("ops", "steps"):
+        assert py_doc["program"][key] == cpp_doc["program"][key], key
+    py_times = [r["time_us"] for r in py_doc["program"]["results"]]
+    cpp_times = [r["time_us"] for r in cpp_doc["program"]["results"]]
+    assert py_times == pytest.approx(cpp_times, rel=1e-9)
