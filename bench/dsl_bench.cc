@@ -9,13 +9,17 @@
 #include "ccsynth/topologies/library.h"
 #include "example.h"
 
-namespace ex = ccsynth::examples;
+namespace ccsynth::examples {
+Example alltoall_three_step_example();
+Example alltoall_two_step_example();
+Example hierarchical_allreduce_example();
+Example ring_allreduce_example();
+Example alltonext_example();
+}  // namespace ccsynth::examples
 
-ex::Example alltoall_three_step_example();
-ex::Example alltoall_two_step_example();
-ex::Example hierarchical_allreduce_example();
-ex::Example ring_allreduce_example();
-ex::Example alltonext_example();
+namespace ex = ccsynth::examples;
+using ex::alltoall_three_step_example, ex::alltoall_two_step_example,
+    ex::hierarchical_allreduce_example, ex::ring_allreduce_example, ex::alltonext_example;
 
 namespace {
 

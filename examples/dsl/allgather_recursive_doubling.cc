@@ -5,30 +5,24 @@
 
 #include "ccsynth/core/error.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::UserError;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example allgather_recursive_doubling_example() {
-  examples::Example example;
+Example allgather_recursive_doubling_example() {
+  Example example;
   example.name = "allgather_recursive_doubling";
   example.description = "Recursive-doubling AllGather in log2(R) rounds";
   example.default_topology = "ndv4";
   example.default_sizes = {"64K", "1M"};
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
     if (size & (size - 1)) {
       throw UserError(
           "", "--topology",
           "recursive doubling needs a power-of-two number of ranks, not " + std::to_string(size));
     }
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllGather, size, 1),
-        examples::program_options("allgather_recursive_doubling", t, args, /*inplace=*/false));
+    auto p = make_program("allgather_recursive_doubling",
+                          make_collective(CollectiveKind::kAllGather, size, 1), t, args,
+                          /*inplace=*/false);
     for (int r = 0; r < size; ++r) p->chunk(r, Buffer::input(), 0).copy(r, Buffer::output(), r);
     for (int distance = 1; distance < size; distance *= 2) {
       for (int r = 0; r < size; ++r) {
@@ -40,5 +34,7 @@ examples::Example allgather_recursive_doubling_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(allgather_recursive_doubling_example)

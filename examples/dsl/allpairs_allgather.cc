@@ -3,31 +3,28 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example allpairs_allgather_example() {
-  examples::Example example;
+Example allpairs_allgather_example() {
+  Example example;
   example.name = "allpairs_allgather";
   example.description = "All-Pairs AllGather in one step";
   example.default_topology = "ndv4";
   example.default_sizes = {"64K", "1M"};
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllGather, size, 1),
-        examples::program_options("allpairs_allgather", t, args, /*inplace=*/false));
+    auto p =
+        make_program("allpairs_allgather", make_collective(CollectiveKind::kAllGather, size, 1), t,
+                     args, /*inplace=*/false);
     for (int r = 0; r < size; ++r) {
-      const lang::ChunkRef c = p->chunk(r, Buffer::input(), 0);
+      const ChunkRef c = p->chunk(r, Buffer::input(), 0);
       for (int dst = 0; dst < size; ++dst) c.copy(dst, Buffer::output(), r);
     }
     return p;
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(allpairs_allgather_example)

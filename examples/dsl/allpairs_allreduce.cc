@@ -4,24 +4,19 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example allpairs_allreduce_example() {
-  examples::Example example;
+Example allpairs_allreduce_example() {
+  Example example;
   example.name = "allpairs_allreduce";
   example.description = "All-Pairs AllReduce in 2 steps (MSCCLang sec. 7.1.2)";
   example.default_topology = "ndv4";
   example.default_sizes = {"64K", "1M"};
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllReduce, size, size),
-        examples::program_options("allpairs_allreduce", t, args, /*inplace=*/true));
+    auto p =
+        make_program("allpairs_allreduce", make_collective(CollectiveKind::kAllReduce, size, size),
+                     t, args, /*inplace=*/true);
     // Step 1: rank r1 sends block r2 to rank r2's scratch, slot r1 (skipping r2 itself).
     for (int r1 = 0; r1 < size; ++r1) {
       for (int r2 = 0; r2 < size; ++r2) {
@@ -48,5 +43,7 @@ examples::Example allpairs_allreduce_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(allpairs_allreduce_example)

@@ -6,30 +6,23 @@
 
 #include "ccsynth/core/error.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::UserError;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example allreduce_recursive_halving_doubling_example() {
-  examples::Example example;
+Example allreduce_recursive_halving_doubling_example() {
+  Example example;
   example.name = "allreduce_recursive_halving_doubling";
   example.description = "Recursive halving-doubling AllReduce in 2 log2(R) rounds";
   example.default_topology = "ndv4";
   example.default_sizes = {"64K", "1M"};
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
     if (size & (size - 1)) {
       throw UserError("", "--topology",
                       "recursive halving-doubling needs a power-of-two number of ranks, not " +
                           std::to_string(size));
     }
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllReduce, size, 1),
-        examples::program_options("allreduce_recursive_halving_doubling", t, args, true));
+    auto p = make_program("allreduce_recursive_halving_doubling",
+                          make_collective(CollectiveKind::kAllReduce, size, 1), t, args, true);
     for (int distance = size / 2; distance >= 1; distance /= 2) {
       for (int r = 0; r < size; ++r) {
         const int partner = r ^ distance;
@@ -48,5 +41,7 @@ examples::Example allreduce_recursive_halving_doubling_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(allreduce_recursive_halving_doubling_example)

@@ -4,30 +4,25 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example alltoall_two_step_example() {
-  examples::Example example;
+Example alltoall_two_step_example() {
+  Example example;
   example.name = "alltoall_two_step";
   example.description = "Two-Step AllToAll with coalesced IB sends (MSCCLang fig. 9)";
   example.default_topology = "ndv4x2";
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
-    const auto [nodes, gpus] = examples::node_shape(t, args);
+  example.build = [](const Topology& t, const ExampleArgs& args) {
+    const auto [nodes, gpus] = node_shape(t, args);
     auto rank = [gpus](int n, int g) { return n * gpus + g; };
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllToAll, nodes * gpus, 1),
-        examples::program_options("alltoall_two_step", t, args, /*inplace=*/false));
+    auto p = make_program("alltoall_two_step",
+                          make_collective(CollectiveKind::kAllToAll, nodes * gpus, 1), t, args,
+                          /*inplace=*/false);
     for (int n = 0; n < nodes; ++n) {
       for (int g = 0; g < gpus; ++g) {
         for (int m = 0; m < nodes; ++m) {
           for (int i = 0; i < gpus; ++i) {
             // The chunk rank (m, i) sends to rank (n, g).
-            lang::ChunkRef c = p->chunk(rank(m, i), Buffer::input(), rank(n, g));
+            ChunkRef c = p->chunk(rank(m, i), Buffer::input(), rank(n, g));
             if (n == m) {
               c.copy(rank(n, g), Buffer::output(), rank(m, i));
             } else {
@@ -51,5 +46,7 @@ examples::Example alltoall_two_step_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(alltoall_two_step_example)

@@ -7,17 +7,11 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_alltonext;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example alltonext_example() {
+Example alltonext_example() {
   static std::string variant = "cooperative";
-  examples::Example example;
+  Example example;
   example.name = "alltonext";
   example.description = "AllToNext, cooperative cross-node sends (MSCCLang sec. 7.4)";
   example.default_topology = "ndv4x2";
@@ -27,13 +21,12 @@ examples::Example alltonext_example() {
         ->check(CLI::IsMember({"cooperative", "direct"}))
         ->capture_default_str();
   };
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
-    const auto [nodes, gpus] = examples::node_shape(t, args);
+  example.build = [](const Topology& t, const ExampleArgs& args) {
+    const auto [nodes, gpus] = node_shape(t, args);
     const int size = t.num_ranks;
     const int chunks = gpus;  // one chunk per GPU of a node: a cross-node buffer splits over all
-    auto p = std::make_unique<lang::DslProgram>(
-        make_alltonext(size, chunks),
-        examples::program_options("alltonext_" + variant, t, args, /*inplace=*/false));
+    auto p = make_program("alltonext_" + variant, make_alltonext(size, chunks), t, args,
+                          /*inplace=*/false);
     for (int r = 0; r + 1 < size; ++r) {
       const int n = r / gpus;
       const int g = r % gpus;
@@ -43,7 +36,7 @@ examples::Example alltonext_example() {
       }
       // Cooperative cross-node send from (n, G-1) to (n+1, 0).
       for (int k = 0; k < chunks; ++k) {
-        lang::ChunkRef c = p->chunk(r, Buffer::input(), k);
+        ChunkRef c = p->chunk(r, Buffer::input(), k);
         if (k != g) c = c.copy(n * gpus + k, Buffer::scratch(), 0);  // scatter inside node n
         const int dst = (n + 1) * gpus + k;
         if (k == 0) {
@@ -57,5 +50,7 @@ examples::Example alltonext_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(alltonext_example)

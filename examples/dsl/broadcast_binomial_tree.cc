@@ -3,17 +3,12 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example broadcast_binomial_tree_example() {
+Example broadcast_binomial_tree_example() {
   static int root = 0;
   static int chunks = 1;
-  examples::Example example;
+  Example example;
   example.name = "broadcast_binomial_tree";
   example.description = "Binomial-tree Broadcast in ceil(log2(R)) rounds";
   example.default_topology = "ndv4";
@@ -21,11 +16,11 @@ examples::Example broadcast_binomial_tree_example() {
     app.add_option("--root", root, "root rank")->capture_default_str();
     app.add_option("--chunks", chunks, "chunks of the buffer")->capture_default_str();
   };
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kBroadcast, size, chunks, root),
-        examples::program_options("broadcast_binomial_tree", t, args, /*inplace=*/false));
+    auto p = make_program("broadcast_binomial_tree",
+                          make_collective(CollectiveKind::kBroadcast, size, chunks, root), t, args,
+                          /*inplace=*/false);
     p->chunk(root, Buffer::input(), 0, chunks).copy(root, Buffer::output(), 0);
     for (int distance = 1; distance < size; distance *= 2) {
       for (int relative = 0; relative < std::min(distance, size - distance); ++relative) {
@@ -38,5 +33,7 @@ examples::Example broadcast_binomial_tree_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(broadcast_binomial_tree_example)

@@ -208,6 +208,13 @@ lang::ProgramOptions program_options(const std::string& name, const Topology& to
   return o;
 }
 
+std::unique_ptr<DslProgram> make_program(const std::string& name, Collective collective,
+                                         const Topology& topology, const ExampleArgs& args,
+                                         bool inplace) {
+  return std::make_unique<DslProgram>(std::move(collective),
+                                      program_options(name, topology, args, inplace));
+}
+
 int run_example(const Example& example, int argc, char** argv) {
   CLI::App app(example.description, example.name);
   ExampleArgs args;

@@ -23,6 +23,12 @@
 
 namespace ccsynth::examples {
 
+// The DSL's names, unqualified in the examples (which live in this namespace); lang::Buffer
+// hides core's Buffer enum here.
+using lang::Buffer;
+using lang::ChunkRef;
+using lang::DslProgram;
+
 /// The flags every example has, parsed.
 struct ExampleArgs {
   std::string output;
@@ -49,6 +55,11 @@ NodeShape node_shape(const Topology& topology, const ExampleArgs& args);
 lang::ProgramOptions program_options(const std::string& name, const Topology& topology,
                                      const ExampleArgs& args, bool inplace);
 
+/// A program named `name` for `collective`, with the shared flags' options.
+std::unique_ptr<DslProgram> make_program(const std::string& name, Collective collective,
+                                         const Topology& topology, const ExampleArgs& args,
+                                         bool inplace);
+
 /// One example: its name, what it does, its defaults and how it builds the program.
 struct Example {
   std::string name;
@@ -72,8 +83,8 @@ int run_example(const Example& example, int argc, char** argv);
 #ifdef CCSYNTH_EXAMPLE_NO_MAIN
 #define CCSYNTH_EXAMPLE_MAIN(make_example)
 #else
-#define CCSYNTH_EXAMPLE_MAIN(make_example)                             \
-  int main(int argc, char** argv) {                                    \
-    return ccsynth::examples::run_example(make_example(), argc, argv); \
+#define CCSYNTH_EXAMPLE_MAIN(make_example)                                                \
+  int main(int argc, char** argv) {                                                       \
+    return ccsynth::examples::run_example(ccsynth::examples::make_example(), argc, argv); \
   }
 #endif

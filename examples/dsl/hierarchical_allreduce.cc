@@ -7,22 +7,17 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
 namespace {
 
 // MSCCLang fig. 3b: ring ReduceScatter of `count` chunks per rank starting at `offset`.
-void reduce_scatter(lang::DslProgram& p, const std::vector<int>& ranks, int offset, int count,
+void reduce_scatter(DslProgram& p, const std::vector<int>& ranks, int offset, int count,
                     int channel) {
   const int size = static_cast<int>(ranks.size());
   for (int r = 0; r < size; ++r) {
     const int index = offset + r * count;
-    lang::ChunkRef c = p.chunk(ranks[(r + 1) % size], Buffer::input(), index, count);
+    ChunkRef c = p.chunk(ranks[(r + 1) % size], Buffer::input(), index, count);
     for (int step = 1; step < size; ++step) {
       c = p.chunk(ranks[(step + r + 1) % size], Buffer::input(), index, count).reduce(c, {channel});
     }
@@ -30,12 +25,11 @@ void reduce_scatter(lang::DslProgram& p, const std::vector<int>& ranks, int offs
 }
 
 // MSCCLang fig. 3b: ring AllGather.
-void all_gather(lang::DslProgram& p, const std::vector<int>& ranks, int offset, int count,
-                int channel) {
+void all_gather(DslProgram& p, const std::vector<int>& ranks, int offset, int count, int channel) {
   const int size = static_cast<int>(ranks.size());
   for (int r = 0; r < size; ++r) {
     const int index = offset + r * count;
-    lang::ChunkRef c = p.chunk(ranks[r], Buffer::input(), index, count);
+    ChunkRef c = p.chunk(ranks[r], Buffer::input(), index, count);
     for (int step = 1; step < size; ++step) {
       c = c.copy(ranks[(step + r) % size], Buffer::input(), index, {channel});
     }
@@ -56,16 +50,16 @@ std::vector<int> cross_ranks(int gpu, int nodes, int gpus) {
 
 }  // namespace
 
-examples::Example hierarchical_allreduce_example() {
-  examples::Example example;
+Example hierarchical_allreduce_example() {
+  Example example;
   example.name = "hierarchical_allreduce";
   example.description = "Hierarchical AllReduce with parallelize (MSCCLang fig. 3, sec. 5.1)";
   example.default_topology = "ndv4x2";
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
-    const auto [nodes, gpus] = examples::node_shape(t, args);
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllReduce, nodes * gpus, 1),
-        examples::program_options("hierarchical_allreduce", t, args, /*inplace=*/true));
+  example.build = [](const Topology& t, const ExampleArgs& args) {
+    const auto [nodes, gpus] = node_shape(t, args);
+    auto p = make_program("hierarchical_allreduce",
+                          make_collective(CollectiveKind::kAllReduce, nodes * gpus, 1), t, args,
+                          /*inplace=*/true);
     for (int n = 0; n < nodes; ++n) {
       auto scope = p->parallelize(nodes);
       reduce_scatter(*p, local_ranks(n, gpus), 0, nodes, 0);
@@ -82,5 +76,7 @@ examples::Example hierarchical_allreduce_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(hierarchical_allreduce_example)

@@ -4,27 +4,21 @@
 
 #include "example.h"
 
-using ccsynth::CollectiveKind;
-using ccsynth::make_collective;
-using ccsynth::Topology;
-using ccsynth::lang::Buffer;
-namespace examples = ccsynth::examples;
-namespace lang = ccsynth::lang;
+namespace ccsynth::examples {
 
-examples::Example ring_allreduce_example() {
+Example ring_allreduce_example() {
   static int channels = 1;
-  examples::Example example;
+  Example example;
   example.name = "ring_allreduce";
   example.description = "Ring AllReduce with channels and instances (MSCCLang sec. 7.1.1)";
   example.default_topology = "ndv4";
   example.add_flags = [](CLI::App& app) {
     app.add_option("--channels", channels, "channels the chunks use")->capture_default_str();
   };
-  example.build = [](const Topology& t, const examples::ExampleArgs& args) {
+  example.build = [](const Topology& t, const ExampleArgs& args) {
     const int size = t.num_ranks;
-    auto p = std::make_unique<lang::DslProgram>(
-        make_collective(CollectiveKind::kAllReduce, size, 1),
-        examples::program_options("ring_allreduce", t, args, /*inplace=*/true));
+    auto p = make_program("ring_allreduce", make_collective(CollectiveKind::kAllReduce, size, 1), t,
+                          args, /*inplace=*/true);
     // Reduce ring: after size-1 steps chunk `index` is fully reduced on rank index-1.
     for (int step = 0; step < size - 1; ++step) {
       for (int index = 0; index < size; ++index) {
@@ -47,5 +41,7 @@ examples::Example ring_allreduce_example() {
   };
   return example;
 }
+
+}  // namespace ccsynth::examples
 
 CCSYNTH_EXAMPLE_MAIN(ring_allreduce_example)
