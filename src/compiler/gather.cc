@@ -82,7 +82,9 @@ using SlotCount = std::map<std::tuple<int, int, BufferRef>, int>;  // (rank, ste
 void gather_group(Lowered& l, std::vector<int> members, int max_count, const SlotCount& writes,
                   int& piece) {
   if (members.size() < 2) return;
-  auto receiver = [&](int t) -> const Instruction& { return l.instructions[l.transfers[t].receiver]; };
+  auto receiver = [&](int t) -> const Instruction& {
+    return l.instructions[l.transfers[t].receiver];
+  };
   auto sender = [&](int t) -> const Instruction& { return l.instructions[l.transfers[t].sender]; };
   std::sort(members.begin(), members.end(),
             [&](int x, int y) { return receiver(x).dst < receiver(y).dst; });
@@ -150,7 +152,8 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Slo
     if (spanned(l, rank, p)) return;  // a multi-chunk access holds those slots together
   }
   Lowered trial = l;
-  for (auto it = rooms.rbegin(); it != rooms.rend(); ++it) insert_room(trial, rank, it->first, it->second);
+  for (auto it = rooms.rbegin(); it != rooms.rend(); ++it)
+    insert_room(trial, rank, it->first, it->second);
   // The block starts where the first run member sits minus the strays before it.
   int offset = 0;
   int base = 0;
