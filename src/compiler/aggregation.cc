@@ -122,4 +122,21 @@ void aggregate(Lowered& lowered, int max_count) {
   aggregate_copies(lowered, max_count);
 }
 
+int aggregated_transfers(const Lowered& lowered, int rank, int max_count) {
+  // Aggregates a copy holding only the rank's transfers.
+  Lowered part;
+  for (const Transfer& t : lowered.transfers) {
+    if (t.removed || (t.src_rank != rank && t.dst_rank != rank)) continue;
+    Transfer copy = t;
+    copy.sender = static_cast<int>(part.instructions.size());
+    part.instructions.push_back(lowered.instructions[t.sender]);
+    copy.receiver = static_cast<int>(part.instructions.size());
+    part.instructions.push_back(lowered.instructions[t.receiver]);
+    part.transfers.push_back(copy);
+  }
+  aggregate_transfers(part, max_count);
+  return static_cast<int>(std::count_if(part.transfers.begin(), part.transfers.end(),
+                                        [](const Transfer& t) { return !t.removed; }));
+}
+
 }  // namespace ccsynth::compiler

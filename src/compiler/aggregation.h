@@ -12,4 +12,8 @@ namespace ccsynth::compiler {
 /// Merges contiguous same-step transfers and copies in place; merged ones are marked removed.
 void aggregate(Lowered& lowered, int max_count);
 
+/// How many of the transfers that `rank` sends or receives would remain after aggregation
+/// (`lowered` is left as it is).
+int aggregated_transfers(const Lowered& lowered, int rank, int max_count);
+
 }  // namespace ccsynth::compiler

@@ -14,6 +14,7 @@
 #include "compiler/deadlock_check.h"
 #include "compiler/dependency_insertion.h"
 #include "compiler/fusion.h"
+#include "compiler/gather.h"
 #include "compiler/instruction_generation.h"
 #include "compiler/limits.h"
 #include "compiler/threadblock_assignment.h"
@@ -156,10 +157,14 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
   validate(algorithm.collective);
   Relocations relocations;
   for (;;) {  // once more whenever the deadlock check moved receives to scratch
-    // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then aggregation.
+    // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then gathering and
+    // aggregation.
     Lowered lowered = generate_instructions(algorithm, options.inplace, relocations);
     share_hinted_channels(lowered);
-    if (options.aggregate) aggregate(lowered, options.max_count);
+    if (options.aggregate) {
+      gather_strays(lowered, options.max_count);
+      aggregate(lowered, options.max_count);
+    }
     // Scheduling, retried with fewer steps per connection (more channels) while a
     // threadblock exceeds the runtime's step limit.
     std::string violation;

@@ -257,6 +257,44 @@ TEST(Compile, OutOfPlaceRecursiveDoublingSendsOncePerPeer) {
   }
 }
 
+// A rank that forwards, in one step, chunks it relays (kept in scratch) together with its own
+// chunk (input) sends them as one transfer: the own chunk is first copied next to the relayed
+// ones (MSCCLang's Two-Step AllToAll, sec. 7.3; docs/compiler.md pass 2).
+TEST(Compile, RelayedAndOwnChunksLeaveInOneSend) {
+  // Gather to rank 3: ranks 0 and 2 hand their chunks to rank 1, which sends chunks 0..2.
+  Algorithm a;
+  a.name = "relay_gather";
+  a.collective = make_collective(CollectiveKind::kGather, 4, 1, 3);
+  a.ops = {
+      {0, 0, 1, OpKind::kCopy, 0}, {2, 2, 1, OpKind::kCopy, 0}, {0, 1, 3, OpKind::kCopy, 1, -1, 3}};
+  ASSERT_TRUE(verify::verify_algorithm(a).ok());
+  for (const bool inplace : {false, true}) {
+    for (const int instances : {1, 2}) {
+      CompileOptions o;
+      o.inplace = inplace;
+      o.instances = instances;
+      const Program p = compile(a, o);
+      const auto report = verify::verify_program(p);
+      EXPECT_TRUE(report.ok()) << report.summary() << p;
+      if (instances > 1) continue;  // instances expand cnt > 1 into strided single chunks
+      std::vector<int> counts;
+      int copies = 0;
+      for (const Threadblock& tb : p.gpus[1].threadblocks) {
+        for (const Step& s : tb.steps) {
+          if (sends(s.type) && tb.send_peer == 3) counts.push_back(s.count);
+          if (s.type == StepType::kCopy) ++copies;
+        }
+      }
+      EXPECT_EQ(counts, std::vector<int>{3}) << (inplace ? "in place\n" : "") << p;
+      EXPECT_EQ(copies, 1) << p;  // the own chunk, into the scratch slot between the relayed
+      EXPECT_EQ(p.gpus[1].scratch_chunks, 3);
+    }
+  }
+  CompileOptions off;
+  off.aggregate = false;  // without aggregation every chunk is a send of its own
+  EXPECT_EQ(send_steps(compile(a, off)), 5);
+}
+
 TEST(Compile, InstancesReplicateThreadblocksOnOwnChannels) {
   CompileOptions o;
   o.instances = 3;
