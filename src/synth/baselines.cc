@@ -666,11 +666,9 @@ Algorithm make_hier(const Collective& c, const Topology& t, const BaselineOption
 // in its output, and the hub stores relayed chunks in scratch in arrival order (step, then
 // sender), so the relays for remote node m_k = n + 1 + k arrive at step k + 1 (N - 1 staggered
 // rounds; node n sends to node n + 1 + k at step k + 1 + h, h = the in-node hops), in rank order.
-// The hub's own chunk for (m, i) sits in its input, where it would split the transfer in up to
-// three; MSCCLang copies it locally into scratch, which an Algorithm cannot say, so it bounces
-// off a neighbour j instead: sent to j at step 0, it comes back with j's relay for m_k and lands
-// in scratch right after it (j = i - 1; i + 1 for i = 0). Each hub then sends one transfer of G
-// chunks per remote node.
+// The hub's own chunk for (m, i) sits in its input; the compiler copies it locally next to the
+// relays in scratch (docs/compiler.md, gathering), as MSCCLang's program does, so each hub sends
+// one transfer of G chunks per remote node.
 Algorithm make_twostep(const Collective& c, const Topology& t) {
   const Net net(t);
   const NodeLayout L = node_layout(t);
@@ -686,14 +684,6 @@ Algorithm make_twostep(const Collective& c, const Topology& t) {
       hops = std::max(hops, in_node[s][d] - 1);
     }
   }
-  // Bounces need a hub's neighbour both ways inside the node.
-  auto bounce_peer = [&](int hub) {
-    const auto& node = t.nodes[t.node_of(hub)];
-    const int i = L.local[hub];
-    const int j = i == 0 ? 1 : i - 1;
-    return G > 1 && net.linked(hub, node[j]) ? node[j] : -1;
-  };
-  const int first = hops == 1 ? 1 : 0;  // step of the first relays (after the bounces out)
   for (int s = 0; s < R; ++s) {
     const int n = t.node_of(s);
     const auto& node = t.nodes[n];
@@ -701,16 +691,13 @@ Algorithm make_twostep(const Collective& c, const Topology& t) {
       if (d != s) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d, node), 0);
     for (int k = 0; k + 1 < N; ++k) {
       const int m = (n + 1 + k) % N;
-      const int arrive = first + k + hops - 1;  // every relay for m_k reaches its hub now
+      const int arrive = k + hops - 1;  // every relay for m_k reaches its hub now
       for (int i = 0; i < G; ++i) {
         const int hub = node[i], d = t.nodes[m][i];
         const Block block{pair_range(s, d, R, C)};
         if (hub != s) {
           const auto path = path_or_reject(net, s, hub, node);
           route(a, block, path, arrive - static_cast<int>(path.size()) + 2);
-        } else if (const int j = bounce_peer(hub); j >= 0 && hops == 1) {
-          emit(a, block, hub, j, OpKind::kCopy, 0);
-          emit(a, block, j, hub, OpKind::kCopy, arrive);
         }
         route(a, block, path_or_reject(net, hub, d), arrive + 1);
       }
