@@ -70,8 +70,8 @@ struct Method {
   std::string label;   // printed in the CSV
   std::string method;  // synth::synthesizers() name ("" for a DSL program)
   json params = json::object();
-  int chunks = 0;      // per rank in the method's units (0 = its default)
-  std::string dsl;     // examples/dsl program name (method == "")
+  int chunks = 0;   // per rank in the method's units (0 = its default)
+  std::string dsl;  // examples/dsl program name (method == "")
   std::string dsl_flags;
 };
 
@@ -93,13 +93,21 @@ std::string sketch(const std::string& name) {
 }
 
 Method taccl(const std::string& sketch_name) {
-  return {"taccl(" + sketch_name.substr(sketch_name.rfind('/') + 1) + ")", "taccl",
-          json{{"sketch", sketch(sketch_name)}}, 0, "", ""};
+  return {"taccl(" + sketch_name.substr(sketch_name.rfind('/') + 1) + ")",
+          "taccl",
+          json{{"sketch", sketch(sketch_name)}},
+          0,
+          "",
+          ""};
 }
 
 Method sccl(int c, int s, int r) {
   return {"sccl(" + std::to_string(c) + ";" + std::to_string(s) + ";" + std::to_string(r) + ")",
-          "sccl", json{{"steps", s}, {"rounds", r}}, c, "", ""};
+          "sccl",
+          json{{"steps", s}, {"rounds", r}},
+          c,
+          "",
+          ""};
 }
 
 Method tacos() { return {"tacos", "tacos", json{{"trials", 2}}, 0, "", ""}; }
@@ -113,11 +121,12 @@ Method tacos_ring() {
   return {"ring(1 bidirectional)", "ring", json{{"rings", 2}, {"bidirectional", true}}, 2, "", ""};
 }
 
-Method dsl(const std::string& name, const std::string& flags = "", const std::string& fallback = "") {
+Method dsl(const std::string& name, const std::string& flags = "",
+           const std::string& fallback = "") {
 #ifdef CCSYNTH_FIDELITY_DSL
   (void)fallback;
-  return {"dsl:" + name + (flags.empty() ? "" : "(" + flags + ")"), "", json::object(), 0, name,
-          flags};
+  return {
+      "dsl:" + name + (flags.empty() ? "" : "(" + flags + ")"), "", json::object(), 0, name, flags};
 #else
   (void)flags;
   (void)name;
@@ -130,11 +139,11 @@ Method dsl(const std::string& name, const std::string& flags = "", const std::st
 /// the "nccl" line when the registry gets a closer NCCL model.
 Method reference_for(const Row& row) {
   const std::string& r = row.reference;
-  if (r == "nccl") return baseline("ring");                // NCCL's ring (TACCL, SCCL, MSCCLang)
-  if (r == "nccl-p2p") return baseline("direct");          // NCCL's send/recv alltoall
-  if (r == "nccl-send-next") return baseline("direct");    // AllToNext with NCCL send/recv
-  if (r == "ring") return tacos_ring();                     // TACOS' one bidirectional ring
-  return baseline(r);                                      // direct, rhd, dbt as named
+  if (r == "nccl") return baseline("ring");              // NCCL's ring (TACCL, SCCL, MSCCLang)
+  if (r == "nccl-p2p") return baseline("direct");        // NCCL's send/recv alltoall
+  if (r == "nccl-send-next") return baseline("direct");  // AllToNext with NCCL send/recv
+  if (r == "ring") return tacos_ring();                  // TACOS' one bidirectional ring
+  return baseline(r);                                    // direct, rhd, dbt as named
 }
 
 std::vector<Row> rows() {
@@ -413,8 +422,8 @@ int main(int argc, char** argv) {
     if (markdown) {
       std::printf("| %zu | %s | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %s |\n", i + 1,
                   r.paper.c_str(), r.figure.c_str(), r.collective.c_str(), r.topology.c_str(),
-                  size.c_str(), a.method.label.c_str(), b.method.label.c_str(), r.paper_ratio,
-                  sim, quotient, ok ? "yes" : "no");
+                  size.c_str(), a.method.label.c_str(), b.method.label.c_str(), r.paper_ratio, sim,
+                  quotient, ok ? "yes" : "no");
     } else {
       std::printf("%s,%s,%s,%s,%s,%s,%s,%.3f,%.3f,%.3f,%s\n", r.paper.c_str(), r.figure.c_str(),
                   r.collective.c_str(), r.topology.c_str(), size.c_str(), a.method.label.c_str(),
