@@ -11,8 +11,8 @@
 //
 // Sketches come from examples/sketches/ (CCSYNTH_SOURCE_DIR). Programs are evaluated by the
 // planner (plan/evaluate.h) with 1, 2, 4 and 8 instances, with and without fusion, in step and
-// start-time order, the fastest per size; the ring reference (plan/reference.h, NCCL-like: every
-// edge-disjoint ring, both directions where the links allow) gets the same choice.
+// start-time order, the fastest per size; the nccl reference (plan/reference.h: NCCL's rings, one per NIC
+// on clusters) gets the same choice.
 
 #include <algorithm>
 #include <chrono>
@@ -71,16 +71,21 @@ plan::Evaluated evaluate_all(const Algorithm& a, const Topology& t,
 void simulate_case(const Case& c, const Algorithm& a, const Topology& t) {
   std::vector<int64_t> sizes;
   for (int64_t bytes = 1024; bytes <= (int64_t{1} << 30); bytes *= 4) sizes.push_back(bytes);
-  const std::optional<Algorithm> ring = plan::reference_ring(a.collective, t);
   const plan::Evaluated ours = evaluate_all(a, t, sizes);
+  plan::VariantSpace space;
+  space.instances = {1, 2, 4, 8};
+  plan::EvaluateOptions options;
+  options.topology = &t;
+  options.sizes = sizes;
   const std::optional<plan::Evaluated> base =
-      ring ? std::optional<plan::Evaluated>(evaluate_all(*ring, t, sizes)) : std::nullopt;
-  std::printf("  ring baseline: %d chunk(s) per rank over its rings\n",
-              ring ? ring->collective.chunks_per_rank : 0);
+      plan::evaluate_nccl(a.collective, t, compiler::CompileOptions{}, space, options);
+  std::printf("  nccl reference: %s, %d chunk(s) per rank\n",
+              base ? base->options.name.c_str() : "none",
+              base ? base->algorithm.collective.chunks_per_rank : 0);
   std::printf(
       "  %8s %12s %6s %12s %5s %8s %8s   (inst: instances, n = no fusion, "
       "s = start-time order)\n",
-      "size", "taccl_us", "inst", "ring_us", "inst", "speedup", "vs_lb");
+      "size", "taccl_us", "inst", "nccl_us", "inst", "speedup", "vs_lb");
   int slower = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const plan::SizedResult& r = ours.results[i];
@@ -93,7 +98,7 @@ void simulate_case(const Case& c, const Algorithm& a, const Topology& t) {
   }
   const plan::SizedResult& gb = ours.results.back();
   std::printf(
-      "  %s %s: slower than ring at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
+      "  %s %s: slower than nccl at %d sizes; 1G: %.1f us (%d inst%s%s) vs lower bound "
       "%.1f us (%.3fx)\n",
       to_string(c.kind).c_str(), c.sketch.c_str(), slower, gb.time_us, gb.instances,
       gb.fused ? "" : ", no fusion", gb.schedule_order ? ", start-time order" : "",

@@ -49,7 +49,7 @@ runtime::HarnessResult check_on_cpu(const plan::Evaluated& evaluated) {
   return runtime::run_program(program, bytes, h);
 }
 
-// The evaluated programs of the table: the example, the ring reference, the --compare methods.
+// The evaluated programs of the table: the example, the nccl reference, the --compare methods.
 struct Evaluations {
   std::vector<std::string> names;
   std::vector<plan::Evaluated> owned;  // the --compare methods
@@ -62,9 +62,9 @@ Evaluations evaluations(const std::string& name, const plan::PlanResult& result,
   Evaluations e;
   e.names.push_back(name);
   e.all.push_back(&*result.program);
-  if (result.ring) {
-    e.names.push_back("ring");
-    e.all.push_back(&*result.ring);
+  if (result.nccl) {
+    e.names.push_back("nccl");
+    e.all.push_back(&*result.nccl);
   }
   for (size_t i = 0; i < compared.size(); ++i) {
     if (!compared[i].ok()) continue;
@@ -85,7 +85,7 @@ plan::PlanResult plan_method(const std::string& method, const lang::DslProgram& 
   request.compile.inplace = program.options().inplace;
   request.compile.name = method;
   request.variants = plan::VariantSpace{{program.options().instances}, {true, false}, {false}};
-  request.compare_with_ring = false;
+  request.compare_with_nccl = false;
   return plan::plan(request);
 }
 
@@ -107,7 +107,7 @@ int print_json(const Example& example, const ExampleArgs& args, const Topology& 
                         {"collective", program.collective().name},
                         {"ok", ok}};
   doc["program"] = plan::to_json(*result.program);
-  if (result.ring) doc["ring"] = plan::to_json(*result.ring);
+  if (result.nccl) doc["nccl"] = plan::to_json(*result.nccl);
   if (result.ok()) doc["best"] = plan::best_json(table.names, table.all);
   if (result.ok() && !args.output.empty()) doc["output"] = args.output;
   if (check) doc["check"] = check_json(*check);

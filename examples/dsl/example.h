@@ -5,8 +5,8 @@
 //   NAME -o out.xml [--topology T] [--size 1M ...] [--json] [--check] [--compare METHOD ...]
 //
 // builds the program, plans it (plan::plan_dsl: trace, verify, compile, simulate beside the
-// NCCL-like ring), writes the verified MSCCL-IR XML, prints the simulated time per size against
-// the ring and the lower bound (or one JSON document with --json); --check also runs it on the
+// nccl reference), writes the verified MSCCL-IR XML, prints the simulated time per size against
+// nccl and the lower bound (or one JSON document with --json); --check also runs it on the
 // CPU runtime and compares the outputs with the collective; --compare also evaluates a
 // registered method (a baseline such as rd, rhd, hier, twostep) in the same table. Exit codes
 // follow the CLI: 0 ok, 1 verification or check failed, 2 bad input, 3 internal error.

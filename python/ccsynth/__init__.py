@@ -205,9 +205,9 @@ class DslProgram(_ccsynth._DslProgram):
         return self.to_algorithm()
 
     def plan(self, sizes=None, topology=None, dialect: str = "executor",
-             compare_with_ring: bool = True) -> PlanResult:
+             compare_with_nccl: bool = True) -> PlanResult:
         return plan_dsl(self, sizes=sizes, topology=topology, dialect=dialect,
-                        compare_with_ring=compare_with_ring)
+                        compare_with_nccl=compare_with_nccl)
 
     def verify(self, topology=None) -> VerifyReport:
         return verify(self, topology)
@@ -241,7 +241,7 @@ def _params(params: dict) -> dict:
 def synthesize(method: str, topology, collective="allgather", size=None, *, sizes=None,
                chunks: int = 0, root: int = 0, time_limit: float = 60.0, instances=(1,),
                protocol: str = "Simple", inplace: bool = False, dialect: str = "executor",
-               compare_with_ring: bool = True, **params) -> PlanResult:
+               compare_with_nccl: bool = True, **params) -> PlanResult:
     """Plans with a registered method (ccsynth.methods(): taccl, sccl, tacos, ring, ...).
 
     `collective` is a kind name ('allgather', ...), another name or file (resolved for the
@@ -264,27 +264,27 @@ def synthesize(method: str, topology, collective="allgather", size=None, *, size
         instances = [instances]
     return _ccsynth._plan(method, topo, coll, kind, chunks, root, sizes, size, time_limit,
                           _params(params), list(instances), protocol, inplace, dialect,
-                          compare_with_ring)
+                          compare_with_nccl)
 
 
 def plan_algorithm(algorithm: Algorithm, topology, sizes=None, instances=(1,),
                    protocol: str = "Simple", inplace: bool = False, dialect: str = "executor",
-                   compare_with_ring: bool = True) -> PlanResult:
+                   compare_with_nccl: bool = True) -> PlanResult:
     """Evaluates an algorithm made elsewhere (a file, the DSL) as synthesize() would."""
     if isinstance(instances, int):
         instances = [instances]
     return _ccsynth.plan_algorithm(algorithm, _as_topology(topology), sizes, list(instances),
-                                   protocol, inplace, dialect, compare_with_ring)
+                                   protocol, inplace, dialect, compare_with_nccl)
 
 
 def plan_dsl(program: DslProgram, sizes=None, topology=None, dialect: str = "executor",
-             compare_with_ring: bool = True) -> PlanResult:
+             compare_with_nccl: bool = True) -> PlanResult:
     """Traces, verifies, compiles (the program's instances, protocol, in-place) and simulates a
-    DSL program on its topology (or `topology`) at `sizes` (default 1M), beside the ring."""
+    DSL program on its topology (or `topology`) at `sizes` (default 1M), beside the nccl reference."""
     topo = topology if topology is not None else getattr(program, "topology", None)
     if topo is None:
         raise UserError(f"program '{program.name}' has no topology: pass topology=...")
-    return _ccsynth._plan_dsl(program, _as_topology(topo), sizes, dialect, compare_with_ring)
+    return _ccsynth._plan_dsl(program, _as_topology(topo), sizes, dialect, compare_with_nccl)
 
 
 def verify(obj, topology=None, collective=None) -> VerifyReport:
@@ -324,7 +324,7 @@ def simulate(program, topology=None, sizes=None) -> list:
     `program` is a Program, an Algorithm (compiled with the defaults) or a DSL program (planned
     with plan_dsl: its results also carry the lower bound)."""
     if isinstance(program, _ccsynth._DslProgram):
-        result = plan_dsl(program, sizes=sizes, topology=topology, compare_with_ring=False)
+        result = plan_dsl(program, sizes=sizes, topology=topology, compare_with_nccl=False)
         if not result.ok:
             raise UserError("the program did not verify:\n" + "\n".join(result.violations))
         return result.results

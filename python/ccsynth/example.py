@@ -6,8 +6,8 @@ An example defines ``build(topology, args) -> DslProgram`` and ends with
     python3 examples/dsl/NAME.py -o out.xml [--topology T] [--size 1M ...] [--json] [--check]
                                  [--compare METHOD ...] [--nodes N] [--instances I] [--protocol P]
 
-builds the program, plans it (plan_dsl: trace, verify, compile, simulate beside the NCCL-like ring),
-writes the verified MSCCL-IR XML, prints the simulated time per size against the ring and the
+builds the program, plans it (plan_dsl: trace, verify, compile, simulate beside the nccl reference),
+writes the verified MSCCL-IR XML, prints the simulated time per size against nccl and the
 lower bound (or one JSON document with --json) and, with --check, runs the program on the CPU
 runtime and compares its outputs with the collective; --compare also evaluates a registered
 method (a baseline such as rd, rhd, hier, twostep) on the same collective and compilation in the
@@ -67,7 +67,7 @@ def _compare(method: str, program, topology, sizes, dialect) -> ccsynth.PlanResu
     # A registered method on the same collective, sizes and compilation as the program.
     return ccsynth.synthesize(method, topology, program.collective, sizes=sizes,
                               instances=[program.instances], protocol=program.protocol,
-                              inplace=program.inplace, dialect=dialect, compare_with_ring=False)
+                              inplace=program.inplace, dialect=dialect, compare_with_nccl=False)
 
 
 def _check(result: ccsynth.PlanResult) -> dict:
@@ -88,9 +88,9 @@ def run(build: Callable, args: argparse.Namespace, name: str, default_sizes: Seq
     names, rows = [name], []
     if result.evaluated is not None:
         rows.append(result.evaluated)
-        if result.ring is not None:
-            names.append("ring")
-            rows.append(result.ring)
+        if result.nccl is not None:
+            names.append("nccl")
+            rows.append(result.nccl)
         for method, other in compared:
             if other.ok:
                 names.append(method)
@@ -103,8 +103,8 @@ def run(build: Callable, args: argparse.Namespace, name: str, default_sizes: Seq
         doc = {"format": "ccsynth-dsl-example", "version": 1, "example": name,
                "topology": topology.name, "collective": program.collective.name, "ok": ok,
                "program": result.evaluated.to_dict()}
-        if result.ring is not None:
-            doc["ring"] = result.ring.to_dict()
+        if result.nccl is not None:
+            doc["nccl"] = result.nccl.to_dict()
         if result.ok:
             doc["best"] = ccsynth.best_per_size(names, rows)
             if args.output:

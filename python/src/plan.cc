@@ -72,25 +72,25 @@ std::string xml_of(const plan::PlanResult& r, const std::optional<std::string>& 
   return formats::write_msccl_xml(r.program->program, formats::parse_xml_dialect(*dialect));
 }
 
-// The programs a report compares: the result's, then the ring reference when it verified.
+// The programs a report compares: the result's, then the nccl reference when it verified.
 std::pair<std::vector<std::string>, std::vector<const plan::Evaluated*>> rows(
     const plan::PlanResult& r, const std::string& name) {
   std::vector<std::string> names = {name};
   std::vector<const plan::Evaluated*> evaluated = {&program_of(r)};
-  if (r.ring && r.ring->ok() && name != "ring") {
-    names.push_back("ring");
-    evaluated.push_back(&*r.ring);
+  if (r.nccl && r.nccl->ok() && name != "nccl") {
+    names.push_back("nccl");
+    evaluated.push_back(&*r.nccl);
   }
   return {names, evaluated};
 }
 
 plan::PlanRequest request_for(const Topology& topology, const py::object& sizes,
-                              const std::string& dialect, bool compare_with_ring) {
+                              const std::string& dialect, bool compare_with_nccl) {
   plan::PlanRequest request;
   request.topology = topology;
   request.sizes = parse_sizes(sizes);
   request.dialect = formats::parse_xml_dialect(dialect);
-  request.compare_with_ring = compare_with_ring;
+  request.compare_with_nccl = compare_with_nccl;
   return request;
 }
 
@@ -139,8 +139,8 @@ void bind_plan(py::module_& m) {
           "evaluated", [](const plan::PlanResult& r) { return r.program; },
           "The kept program's evaluation (None when nothing was found).")
       .def_property_readonly(
-          "ring", [](const plan::PlanResult& r) { return r.ring; },
-          "The ring reference's evaluation (None when not applicable).")
+          "nccl", [](const plan::PlanResult& r) { return r.nccl; },
+          "The nccl reference's evaluation: what NCCL would run (None when not applicable).")
       .def_property_readonly("algorithm",
                              [](const plan::PlanResult& r) -> std::optional<Algorithm> {
                                if (r.program) return r.program->algorithm;
@@ -151,9 +151,9 @@ void bind_plan(py::module_& m) {
       .def_property_readonly(
           "results", [](const plan::PlanResult& r) { return results_list(program_of(r)); },
           "Per size: bytes, time_us, lower_bound_us, busbw_gbps, instances, ...")
-      .def_property_readonly("ring_results",
+      .def_property_readonly("nccl_results",
                              [](const plan::PlanResult& r) {
-                               return r.ring && r.ring->ok() ? results_list(*r.ring) : py::list();
+                               return r.nccl && r.nccl->ok() ? results_list(*r.nccl) : py::list();
                              })
       .def_property_readonly(
           "violations", [](const plan::PlanResult& r) { return violations(program_of(r)); },
@@ -206,7 +206,7 @@ void bind_plan(py::module_& m) {
                                   {"details", r.synthesis.stats}};
             if (r.program) {
               doc["program"] = plan::to_json(*r.program);
-              if (r.ring) doc["ring_baseline"] = plan::to_json(*r.ring);
+              if (r.nccl) doc["nccl"] = plan::to_json(*r.nccl);
               if (r.ok()) {
                 const auto [names, evaluated] = rows(r, name);
                 doc["best"] = plan::best_json(names, evaluated);
@@ -214,8 +214,7 @@ void bind_plan(py::module_& m) {
             }
             return to_python(doc);
           },
-          py::arg("name") = "program",
-          "The result as the CLI's JSON (program, ring_baseline, best).")
+          py::arg("name") = "program", "The result as the CLI's JSON (program, nccl, best).")
       .def("__repr__", [](const plan::PlanResult& r) {
         std::string text = "<ccsynth.PlanResult " + r.collective.name + ": ";
         if (!r.program) return text + "no algorithm (" + to_string(r.synthesis.status) + ")>";
@@ -273,8 +272,8 @@ void bind_plan(py::module_& m) {
          const std::optional<Collective>& collective, const std::string& kind, int chunks, int root,
          const py::object& sizes, const py::object& synth_size, double time_limit_s,
          const py::object& params, const std::vector<int>& instances, const std::string& protocol,
-         bool inplace, const std::string& dialect, bool compare_with_ring) {
-        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_ring);
+         bool inplace, const std::string& dialect, bool compare_with_nccl) {
+        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_nccl);
         request.method = method;
         if (collective) {
           request.collective = *collective;
@@ -299,14 +298,14 @@ void bind_plan(py::module_& m) {
       py::arg("method"), py::arg("topology"), py::arg("collective"), py::arg("kind"),
       py::arg("chunks"), py::arg("root"), py::arg("sizes"), py::arg("synth_size"),
       py::arg("time_limit_s"), py::arg("params"), py::arg("instances"), py::arg("protocol"),
-      py::arg("inplace"), py::arg("dialect"), py::arg("compare_with_ring"));
+      py::arg("inplace"), py::arg("dialect"), py::arg("compare_with_nccl"));
 
   m.def(
       "plan_algorithm",
       [](const Algorithm& algorithm, const Topology& topology, const py::object& sizes,
          const std::vector<int>& instances, const std::string& protocol, bool inplace,
-         const std::string& dialect, bool compare_with_ring) {
-        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_ring);
+         const std::string& dialect, bool compare_with_nccl) {
+        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_nccl);
         request.compile.protocol = protocol_of(protocol);
         request.compile.inplace = inplace;
         if (!instances.empty()) request.variants.instances = instances;
@@ -316,19 +315,19 @@ void bind_plan(py::module_& m) {
       py::arg("algorithm"), py::arg("topology"), py::arg("sizes") = py::none(),
       py::arg("instances") = std::vector<int>{1}, py::arg("protocol") = "Simple",
       py::arg("inplace") = false, py::arg("dialect") = "executor",
-      py::arg("compare_with_ring") = true,
+      py::arg("compare_with_nccl") = true,
       "Evaluates an algorithm made elsewhere (a file, the DSL) as plan() would.");
 
   m.def(
       "_plan_dsl",
       [](const lang::DslProgram& program, const Topology& topology, const py::object& sizes,
-         const std::string& dialect, bool compare_with_ring) {
-        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_ring);
+         const std::string& dialect, bool compare_with_nccl) {
+        plan::PlanRequest request = request_for(topology, sizes, dialect, compare_with_nccl);
         py::gil_scoped_release release;
         return plan::plan_dsl(program, request);
       },
       py::arg("program"), py::arg("topology"), py::arg("sizes"), py::arg("dialect"),
-      py::arg("compare_with_ring"));
+      py::arg("compare_with_nccl"));
 }
 
 }  // namespace ccsynth::python

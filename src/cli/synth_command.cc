@@ -1,6 +1,6 @@
 // `ccsynth synth --method M ...`: runs any registered method (synth/registry.h: taccl, sccl,
 // tacos and the baselines) through the planner (plan/planner.h), which verifies the algorithm,
-// compiles it, verifies the program and simulates it against the ring reference and the lower
+// compiles it, verifies the program and simulates it against the nccl reference and the lower
 // bound; writes the MSCCL XML.
 
 #include <iostream>
@@ -100,7 +100,7 @@ void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
                         {"details", r.synthesis.stats},
                         {"ok", r.ok()},
                         {"program", plan::to_json(*r.program)}};
-  if (r.ring) doc["ring_baseline"] = plan::to_json(*r.ring);
+  if (r.nccl) doc["nccl"] = plan::to_json(*r.nccl);
   if (!f.output.empty() && r.ok()) doc["output"] = f.output;
   std::cout << doc.dump(2) << "\n";
 }
@@ -120,9 +120,9 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
             << plan::variant_description(r.program->options) << ")\n";
   std::vector<std::string> names = {f.method};
   std::vector<const plan::Evaluated*> rows = {&*r.program};
-  if (r.ring && r.ring->ok() && f.method != "ring") {
-    names.push_back("ring");
-    rows.push_back(&*r.ring);
+  if (r.nccl && r.nccl->ok() && f.method != "nccl") {
+    names.push_back("nccl");
+    rows.push_back(&*r.nccl);
   }
   std::cout << plan::results_table(names, rows);
   if (!f.output.empty()) std::cout << "wrote " << f.output << "\n";
@@ -162,7 +162,7 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
   CLI::App* cmd = app.add_subcommand(
       "synth",
       "Synthesize an algorithm for a collective on a topology, verify and compile it, simulate it "
-      "against the ring baseline and the lower bound, and write MSCCL XML.");
+      "against the nccl reference and the lower bound, and write MSCCL XML.");
   auto f = std::make_shared<SynthFlags>();
   cmd->add_option("--method", f->method, method_help())->required();
   cmd->add_option("--topology,-t", f->topology, "built-in topology name or topology JSON file")

@@ -12,19 +12,15 @@ PlanResult plan_dsl(const lang::DslProgram& program, PlanRequest request) {
   request.compile.protocol = options.protocol;
   request.compile.inplace = options.inplace;
   request.variants = VariantSpace{{options.instances}, {true, false}, {false}};
-  const bool with_ring = request.compare_with_ring;
-  request.compare_with_ring = false;
+  const bool with_nccl = request.compare_with_nccl;
+  request.compare_with_nccl = false;
   PlanResult out = plan_algorithm(algorithm, request);
-  if (!with_ring || !out.ok()) return out;
-  const std::optional<Algorithm> ring = reference_ring(program.collective(), request.topology);
-  if (!ring) return out;
-  compiler::CompileOptions ring_options = compile_options(request);
-  ring_options.name = "ring";
+  if (!with_nccl || !out.ok()) return out;
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  out.ring = evaluate_variants(*ring, ring_options,
-                               VariantSpace{kRingInstances, {true, false}, {false}}, evaluate);
+  out.nccl = evaluate_nccl(program.collective(), request.topology, compile_options(request),
+                           VariantSpace{kNcclInstances, {true, false}, {false}}, evaluate);
   return out;
 }
 

@@ -18,19 +18,16 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
 }
 
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when
-// asked for, the ring reference on the same sizes.
+// asked for, the nccl reference on the same sizes.
 void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request,
                    const compiler::CompileOptions& options) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
   out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
-  if (!request.compare_with_ring || !out.program->ok()) return;
-  const std::optional<Algorithm> ring = reference_ring(algorithm.collective, request.topology);
-  if (!ring) return;
-  compiler::CompileOptions ring_options = options;
-  ring_options.name = "ring";
-  out.ring = evaluate_variants(*ring, ring_options, request.variants, evaluate);
+  if (!request.compare_with_nccl || !out.program->ok()) return;
+  out.nccl =
+      evaluate_nccl(algorithm.collective, request.topology, options, request.variants, evaluate);
 }
 
 }  // namespace

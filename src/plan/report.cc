@@ -66,8 +66,8 @@ std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
                                       const std::vector<const Evaluated*>& evaluated) {
   std::vector<BestAtSize> out;
   if (evaluated.empty()) return out;
-  const auto ring_it = std::find(names.begin(), names.end(), "ring");
-  const int ring = ring_it == names.end() ? -1 : static_cast<int>(ring_it - names.begin());
+  const auto nccl_it = std::find(names.begin(), names.end(), "nccl");
+  const int nccl = nccl_it == names.end() ? -1 : static_cast<int>(nccl_it - names.begin());
   for (size_t i = 0; i < evaluated[0]->results.size(); ++i) {
     BestAtSize row;
     for (size_t k = 0; k < evaluated.size(); ++k) {
@@ -85,8 +85,8 @@ std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
              r.ratio_to_bound(),
              0};
     }
-    if (ring >= 0 && i < evaluated[ring]->results.size() && row.time_us > 0) {
-      row.speedup_vs_ring = evaluated[ring]->results[i].time_us / row.time_us;
+    if (nccl >= 0 && i < evaluated[nccl]->results.size() && row.time_us > 0) {
+      row.speedup_vs_nccl = evaluated[nccl]->results[i].time_us / row.time_us;
     }
     out.push_back(row);
   }
@@ -106,7 +106,7 @@ nlohmann::json best_json(const std::vector<std::string>& names,
                     {"busbw_gbps", b.busbw_gbps},
                     {"lower_bound_us", b.lower_bound_us},
                     {"ratio_to_bound", b.ratio_to_bound},
-                    {"speedup_vs_ring", b.speedup_vs_ring}});
+                    {"speedup_vs_nccl", b.speedup_vs_nccl}});
   }
   return rows;
 }
@@ -123,7 +123,7 @@ std::string table_header(const std::vector<std::string>& names) {
   std::string out = fmt::format("{:>8}", "size");
   for (const auto& name : names) out += fmt::format(" {:>12}", name + " us");
   return out + fmt::format(" {:>11}  {:<15} {:>8} {:>9} {:>8}\n", "bound us", "best", "busbw",
-                           "vs bound", "vs ring");
+                           "vs bound", "vs nccl");
 }
 
 }  // namespace
@@ -141,7 +141,7 @@ std::string results_table(const std::vector<std::string>& names,
     out += fmt::format(" {:>11.2f}  {:<15} {:>8.2f} {:>8.2f}x", best[i].lower_bound_us,
                        winner_label(names[best[i].best], best[i]), best[i].busbw_gbps,
                        best[i].ratio_to_bound);
-    out += best[i].speedup_vs_ring > 0 ? fmt::format(" {:>7.2f}x\n", best[i].speedup_vs_ring)
+    out += best[i].speedup_vs_nccl > 0 ? fmt::format(" {:>7.2f}x\n", best[i].speedup_vs_nccl)
                                        : fmt::format(" {:>8}\n", "-");
   }
   const bool variants = std::any_of(best.begin(), best.end(), [](const BestAtSize& b) {

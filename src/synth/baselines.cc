@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "baselines_detail.h"
@@ -847,9 +849,126 @@ std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings
   return Net(topology).rings(max_rings, bidirectional);
 }
 
+namespace {
+
+// Intra-node connection a -> b (NVLink, NVSwitch, PCIe: anything but the NIC fabric) and its
+// lanes; 0 lanes when there is none, kShared for a switch (NCCL's rings share NVSwitch ports).
+constexpr int kShared = 1 << 20;
+int intra_lanes(const Topology& t, int a, int b) {
+  const std::optional<Connection> c = t.connection(a, b);
+  if (!c) return 0;
+  if (c->switch_index >= 0) return t.switches[c->switch_index].kind == "ib" ? 0 : kShared;
+  return c->lanes;
+}
+
+// A path from `entry` to `exit` through every rank of `node` over intra-node connections,
+// depth-first (lowest rank first among the least used connections); with `strict`, only over
+// connections with a lane no earlier ring took. Empty when none is found within the budget.
+std::vector<int> node_path(const Topology& t, const std::vector<int>& node, int entry, int exit,
+                           std::map<std::pair<int, int>, int>& used, bool strict) {
+  if (node.size() == 1) return entry == exit ? std::vector<int>{entry} : std::vector<int>{};
+  if (entry == exit) return {};
+  std::vector<int> path = {entry};
+  std::set<int> visited = {entry};
+  int budget = 200000;
+  auto usable = [&](int a, int b) {
+    const int lanes = intra_lanes(t, a, b);
+    return lanes > 0 && (!strict || used[{a, b}] < lanes);
+  };
+  std::function<bool()> extend = [&]() -> bool {
+    if (--budget < 0) return false;
+    const int u = path.back();
+    if (path.size() + 1 == node.size()) return usable(u, exit);
+    std::vector<int> next;
+    for (int v : node)
+      if (v != exit && !visited.count(v) && usable(u, v)) next.push_back(v);
+    std::stable_sort(next.begin(), next.end(), [&](int a, int b) {
+      return used[{u, a}] < used[{u, b}];
+    });
+    for (int v : next) {
+      path.push_back(v);
+      visited.insert(v);
+      if (extend()) return true;
+      visited.erase(v);
+      path.pop_back();
+    }
+    return false;
+  };
+  if (!extend()) return {};
+  path.push_back(exit);
+  for (size_t i = 0; i + 1 < path.size(); ++i) ++used[{path[i], path[i + 1]}];
+  return path;
+}
+
+// A single node whose ranks all share one switch and nothing else (NVSwitch machines).
+bool single_switch_node(const Topology& t) {
+  if (t.nodes.size() > 1 || !t.links.empty() || t.switches.size() != 1) return false;
+  return static_cast<int>(t.switches[0].ranks.size()) == t.num_ranks;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> nic_rings(const Topology& t) {
+  const int N = static_cast<int>(t.nodes.size());
+  if (N < 2) return {};
+  // The NICs of every node: the member ranks of each port of each "ib" switch.
+  std::vector<std::vector<std::vector<int>>> nics(N);
+  for (const Switch& sw : t.switches) {
+    if (sw.kind != "ib") continue;
+    for (const std::vector<int>& gpus : sw.port_members()) {
+      if (gpus.empty()) continue;
+      const int n = t.node_of(gpus[0]);
+      for (int g : gpus)
+        if (t.node_of(g) != n) return {};  // a NIC spanning nodes
+      nics[n].push_back(gpus);
+    }
+  }
+  const size_t K = nics[0].size();
+  for (auto& node_nics : nics) {
+    if (node_nics.size() != K || K == 0) return {};
+    std::sort(node_nics.begin(), node_nics.end());
+  }
+  std::map<std::pair<int, int>, int> used;  // intra-node connection -> rings over it
+  std::vector<std::vector<int>> rings;
+  for (size_t k = 0; k < K; ++k) {
+    std::vector<int> ring;
+    for (int n = 0; n < N; ++n) {
+      const auto& node_nics = nics[n];
+      int entry = 0, exit = 0;
+      if (node_nics[k].size() >= 2) {  // a shared NIC: in at its first GPU, out at its second
+        entry = node_nics[k][0];
+        exit = node_nics[k][1];
+      } else {  // a NIC per GPU: in at NIC k + n, out at the next one
+        entry = node_nics[(k + n) % K][0];
+        exit = node_nics[(k + n + 1) % K][0];
+      }
+      std::vector<int> path = node_path(t, t.nodes[n], entry, exit, used, true);
+      if (path.empty()) path = node_path(t, t.nodes[n], entry, exit, used, false);
+      if (path.empty()) return {};
+      ring.insert(ring.end(), path.begin(), path.end());
+    }
+    if (static_cast<int>(ring.size()) != t.num_ranks) return {};
+    for (size_t i = 0; i < ring.size(); ++i)
+      if (!t.connection(ring[i], ring[(i + 1) % ring.size()])) return {};
+    rings.push_back(std::move(ring));
+  }
+  return rings;
+}
+
 NcclRings nccl_rings(const Topology& topology) {
-  const Net net(topology);
   NcclRings out;
+  if (std::vector<std::vector<int>> cluster = nic_rings(topology); !cluster.empty()) {
+    out.rings = std::move(cluster);
+    out.count = static_cast<int>(out.rings.size());
+    return out;
+  }
+  const Net net(topology);
+  if (single_switch_node(topology)) {
+    const std::vector<std::vector<int>> one = net.rings(1, false);
+    for (int j = 0; j < kNvswitchRings && !one.empty(); ++j) out.rings.push_back(one[0]);
+    out.count = std::max<int>(1, static_cast<int>(out.rings.size()));
+    return out;
+  }
   out.rings = net.rings(kMaxNcclRings, true);
   out.bidirectional = !out.rings.empty();
   // One direction only when it finds more rings; no search when both already reach the bound.

@@ -40,7 +40,7 @@ def test_synthesize_tacos_write_and_read_xml(tmp_path):
     assert result.best_time_us > 0
     assert result.results[0]["bytes"] == 1 << 20
     assert result.results[0]["lower_bound_us"] > 0
-    assert result.ring_results and result.ring_results[0]["time_us"] > 0
+    assert result.nccl_results and result.nccl_results[0]["time_us"] > 0
     algorithm = result.algorithm
     assert algorithm.collective.name == "allgather" and algorithm.num_steps >= 1
     json.loads(algorithm.to_json())

@@ -53,10 +53,11 @@ def test_ring_allgather_traces_plans_and_verifies():
     assert [r["bytes"] for r in result.results] == [64 * 1024, 1 << 20]
     assert all(r["time_us"] >= r["lower_bound_us"] > 0 for r in result.results)
     assert result.best_time_us == result.results[-1]["time_us"]
-    assert result.ring_results  # the NCCL-like ring on the same topology
+    assert result.nccl_results  # the nccl reference on the same topology
     assert result.summary["threadblocks"] > 0
     assert "<algo" in result.xml() and "<algo" in result.xml("classic")
-    assert "ring" in result.table("ring_allgather")
+    assert "nccl us" in result.table("ring_allgather")
+    assert "vs nccl" in result.table("ring_allgather")
 
 
 def test_ring_allreduce_on_a_ring():

@@ -45,7 +45,7 @@ def test_example_text_output_and_compare():
     proc = run(ROOT / "examples" / "dsl" / "ring_allreduce.py", "--topology", "ring:4",
                "--channels", "2", "--instances", "2", "--size", "1M", "--compare", "rhd")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "verified" in proc.stdout and "ring" in proc.stdout and "rhd" in proc.stdout
+    assert "verified" in proc.stdout and "nccl us" in proc.stdout and "rhd" in proc.stdout
 
 
 def test_example_errors_exit_2(tmp_path):

@@ -193,6 +193,102 @@ TEST(Baselines, RingsUseEveryNvlinkOfDgx1) {
   EXPECT_EQ(find_rings(topology("dgx2")).size(), 1u);    // one switch port per GPU
 }
 
+// NIC ports (switch index, port) of the inter-node fabric that a compiled program sends from
+// and receives on: every threadblock sending to / receiving from another node.
+struct NicUse {
+  std::set<std::pair<int, int>> egress, ingress;
+};
+NicUse nic_ports_used(const Program& p, const Topology& t) {
+  NicUse out;
+  for (size_t r = 0; r < p.gpus.size(); ++r) {
+    const int rank = static_cast<int>(r);
+    for (const Threadblock& tb : p.gpus[r].threadblocks) {
+      for (size_t s = 0; s < t.switches.size(); ++s) {
+        const Switch& sw = t.switches[s];
+        if (sw.kind != "ib") continue;
+        const int si = static_cast<int>(s);
+        if (tb.send_peer >= 0 && t.node_of(tb.send_peer) != t.node_of(rank) &&
+            sw.port_of_rank(rank) >= 0 && sw.port_of_rank(tb.send_peer) >= 0)
+          out.egress.insert({si, sw.port_of_rank(rank)});
+        if (tb.recv_peer >= 0 && t.node_of(tb.recv_peer) != t.node_of(rank) &&
+            sw.port_of_rank(rank) >= 0 && sw.port_of_rank(tb.recv_peer) >= 0)
+          out.ingress.insert({si, sw.port_of_rank(rank)});
+      }
+    }
+  }
+  return out;
+}
+
+int nic_count(const Topology& t) {
+  int n = 0;
+  for (const Switch& sw : t.switches) n += sw.kind == "ib" ? sw.num_ports() : 0;
+  return n;
+}
+
+// NCCL's cluster rings: one ring per NIC of a node, entering and leaving every node at NIC
+// GPUs, so the rings (and the compiled ring allgather) use every NIC port once each way.
+TEST(Baselines, NcclRingsUseEveryNicOfAClusterOnce) {
+  for (const std::string name : {"dgx2x2", "ndv4x2", "dgxh100x2", "dgx1x2", "ndv2x2", "ndv4x3"}) {
+    const Topology& t = topology(name);
+    const NcclRings nccl = nccl_rings(t);
+    const int nics = nic_count(t);
+    const int per_node = nics / static_cast<int>(t.nodes.size());
+    EXPECT_EQ(nccl.count, per_node) << name;
+    EXPECT_FALSE(nccl.bidirectional) << name;
+    // Every ring visits every rank once, each hop is a connection, and crosses nodes only at
+    // NIC GPUs; over all rings every NIC port sends once and receives once.
+    std::map<std::pair<int, int>, int> sends, receives;
+    for (const auto& ring : nccl.rings) {
+      ASSERT_EQ(ring.size(), static_cast<size_t>(t.num_ranks)) << name;
+      EXPECT_EQ(std::set<int>(ring.begin(), ring.end()).size(), ring.size()) << name;
+      for (size_t i = 0; i < ring.size(); ++i) {
+        const int a = ring[i], b = ring[(i + 1) % ring.size()];
+        ASSERT_TRUE(t.connection(a, b).has_value()) << name << " " << a << "->" << b;
+        if (t.node_of(a) == t.node_of(b)) continue;
+        for (size_t s = 0; s < t.switches.size(); ++s) {
+          const Switch& sw = t.switches[s];
+          if (sw.kind != "ib" || sw.port_of_rank(a) < 0 || sw.port_of_rank(b) < 0) continue;
+          ++sends[{static_cast<int>(s), sw.port_of_rank(a)}];
+          ++receives[{static_cast<int>(s), sw.port_of_rank(b)}];
+        }
+      }
+    }
+    EXPECT_EQ(static_cast<int>(sends.size()), nics) << name;
+    EXPECT_EQ(static_cast<int>(receives.size()), nics) << name;
+    for (const auto& [port, n] : sends) EXPECT_EQ(n, 1) << name;
+    for (const auto& [port, n] : receives) EXPECT_EQ(n, 1) << name;
+    // The compiled ring allgather sends over every IB port and verifies.
+    const Algorithm a = nccl_ring(t, CollectiveKind::kAllGather);
+    EXPECT_TRUE(verify::verify_algorithm(a, &t).ok()) << name;
+    const Program p = compiler::compile(a);
+    EXPECT_TRUE(verify::verify_program(p).ok()) << name;
+    const NicUse used = nic_ports_used(p, t);
+    EXPECT_EQ(static_cast<int>(used.egress.size()), nics) << name;
+    EXPECT_EQ(static_cast<int>(used.ingress.size()), nics) << name;
+  }
+  // DGX-2: ring k enters a node at GPU 2k and leaves it at GPU 2k + 1 (NIC k's two GPUs).
+  const NcclRings dgx2 = nccl_rings(topology("dgx2x2"));
+  EXPECT_EQ(dgx2.rings[3].front(), 6);
+  EXPECT_EQ(dgx2.rings[3][15], 7);
+  EXPECT_EQ(dgx2.rings[3][16], 22);
+}
+
+// A single NVSwitch node runs kNvswitchRings channels over the ring the search finds; the
+// point-to-point machines keep the edge-disjoint search (DGX-1: its 6 rings, unchanged).
+TEST(Baselines, NcclRingsOnSingleNodes) {
+  for (const std::string name : {"dgx2", "ndv4", "dgxh100"}) {
+    const NcclRings nccl = nccl_rings(topology(name));
+    EXPECT_EQ(nccl.count, kNvswitchRings) << name;
+    ASSERT_EQ(nccl.rings.size(), static_cast<size_t>(kNvswitchRings)) << name;
+    EXPECT_EQ(nccl.rings[0], find_rings(topology(name), 1)[0]) << name;
+    const Algorithm a = nccl_ring(topology(name), CollectiveKind::kAllReduce);
+    EXPECT_TRUE(verify::verify_algorithm(a, &topology(name)).ok()) << name;
+  }
+  EXPECT_EQ(nccl_rings(topology("dgx1")).rings, find_rings(topology("dgx1"), kMaxNcclRings, true));
+  EXPECT_TRUE(nic_rings(topology("dgx1")).empty());
+  EXPECT_EQ(nccl_rings(topology("ring:8")).count, 2);
+}
+
 TEST(Baselines, MultipleRingsSplitChunks) {
   const Topology& t = topology("dgx1");
   const Collective c = make_collective(CollectiveKind::kAllReduce, 8, 6);

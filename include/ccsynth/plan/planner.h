@@ -2,8 +2,8 @@
 // The library's front door (docs/architecture.md "The planner"): from a topology, a collective
 // and a method name to the best verified program. plan() runs the registered synthesizer
 // (synth/registry.h), evaluates the algorithm's compiled variants within the runtime's limits
-// (plan/evaluate.h, plan/limits.h), and the NCCL-like ring reference beside it
-// (plan/reference.h), so every front end — CLI verbs, benches, bindings — gets the same answer.
+// (plan/evaluate.h, plan/limits.h), and the `nccl` reference beside it (what NCCL
+// would run, plan/reference.h), so every front end — CLI verbs, benches, bindings — gets the same answer.
 //
 //   plan::PlanRequest request;
 //   request.topology = topologies::make_builtin("dgx1");
@@ -42,7 +42,7 @@ struct PlanRequest {
   formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
   RuntimeLimits limit_overrides;  // positive fields replace the dialect's limits
   VariantSpace variants;          // compilations tried; the fastest per size is kept
-  bool compare_with_ring = true;  // also evaluate reference_ring() on the same sizes
+  bool compare_with_nccl = true;  // also evaluate the nccl reference (evaluate_nccl) alike
 };
 
 /// What plan() found.
@@ -52,7 +52,7 @@ struct PlanResult {
   double synthesis_seconds = 0;
   std::vector<int64_t> sizes;        // the sizes simulated
   std::optional<Evaluated> program;  // absent when the method found no algorithm
-  std::optional<Evaluated> ring;     // the reference, when asked for and applicable
+  std::optional<Evaluated> nccl;     // the nccl reference, when asked for and applicable
   formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
 
   /// An algorithm was found and it and its program verified.
@@ -76,7 +76,7 @@ compiler::CompileOptions compile_options(const PlanRequest& request);
 PlanResult plan(const PlanRequest& request);
 
 /// The same for an algorithm made elsewhere (a file, the DSL): evaluates `algorithm` and the
-/// ring reference as plan() would, with synthesis left empty.
+/// nccl reference as plan() would, with synthesis left empty.
 PlanResult plan_algorithm(const Algorithm& algorithm, const PlanRequest& request);
 
 }  // namespace ccsynth::plan

@@ -1,19 +1,51 @@
 #pragma once
-// The reference every result is compared with: the ring algorithm NCCL runs, built by the
-// `ring` baseline with its defaults (every edge-disjoint ring the lanes allow, at most
-// synth::kMaxNcclRings, both directions where the links allow, the data split evenly over the
-// rings). `ccsynth baseline --algo ring` without flags builds the same algorithm.
+// The reference every result is compared with, named `nccl`: the algorithms NCCL would run for
+// the collective on the topology (docs/baselines.md, "The nccl reference"), built from the
+// baselines with NCCL's defaults:
+//   allgather, reducescatter  the ring over NCCL's rings (synth::nccl_rings: one ring per NIC on
+//                             clusters, synth::kNvswitchRings on an NVSwitch node, every
+//                             edge-disjoint ring on point-to-point machines)
+//   allreduce                 that ring, and on two or more nodes also NCCL's double binary
+//                             tree (dbt); evaluate_nccl keeps the faster per size, as NCCL's
+//                             tuner picks per size
+//   alltoall, gather, scatter NCCL's point-to-point exchange: the `direct` baseline, every rank
+//                             sending straight to every peer (relayed through GPUs only where
+//                             the topology has no other route; NCCL would use PCIe there)
+//   broadcast, reduce         NCCL's ring pipeline: the `chain` baseline from the root over a
+//                             ring order, cut into kNcclPipeline pieces
+// `ccsynth baseline --algo ring` without flags builds the same ring.
 
 #include <optional>
+#include <string>
+#include <vector>
 
+#include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/algorithm.h"
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/topology.h"
+#include "ccsynth/plan/evaluate.h"
 
 namespace ccsynth::plan {
 
-/// The NCCL-like ring for `collective`'s kind and root on `topology`; nullopt where the ring
-/// baseline does not apply (rooted kinds, custom collectives, no ring through all ranks).
-std::optional<Algorithm> reference_ring(const Collective& collective, const Topology& topology);
+/// Pieces NCCL-like pipelines (broadcast and reduce chains, the allreduce tree) are cut into.
+inline constexpr int kNcclPipeline = 8;
+
+/// One algorithm NCCL would run: `algo` is the baseline it comes from (ring, dbt, direct, chain).
+struct NcclCandidate {
+  std::string algo;
+  Algorithm algorithm;
+};
+
+/// The algorithms NCCL would run for `collective`'s kind and root on `topology` (above); empty
+/// where none applies (custom collectives, no ring or chain through all ranks).
+std::vector<NcclCandidate> reference_nccl(const Collective& collective, const Topology& topology);
+
+/// Evaluates every reference_nccl() candidate (compiled as `base` with its name set to
+/// "nccl_<algo>", in every variant of `space`) and keeps per size the fastest correct one; the
+/// program kept is the fastest at the last size. nullopt when no candidate applies; a candidate
+/// that fails verification is returned as is when no candidate is correct.
+std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
+                                       const compiler::CompileOptions& base,
+                                       const VariantSpace& space, const EvaluateOptions& options);
 
 }  // namespace ccsynth::plan

@@ -1,7 +1,7 @@
 #pragma once
 // What a verb prints about evaluated programs (docs/formats.md for the JSON): per program its
 // verification status and per-size times; across programs, per size the fastest against the
-// ring reference and the lower bound, as JSON or as a table.
+// `nccl` reference and the lower bound, as JSON or as a table.
 
 #include <string>
 #include <vector>
@@ -36,10 +36,10 @@ struct BestAtSize {
   double busbw_gbps = 0;
   double lower_bound_us = 0;
   double ratio_to_bound = 0;   // best time / lower bound
-  double speedup_vs_ring = 0;  // ring time / best time; 0 without a program named "ring"
+  double speedup_vs_nccl = 0;  // nccl time / best time; 0 without a program named "nccl"
 };
 
-/// Per size, which program is fastest, and by how much against "ring" and the bound.
+/// Per size, which program is fastest, and by how much against "nccl" and the bound.
 std::vector<BestAtSize> best_per_size(const std::vector<std::string>& names,
                                       const std::vector<const Evaluated*>& evaluated);
 
@@ -48,7 +48,7 @@ nlohmann::json best_json(const std::vector<std::string>& names,
                          const std::vector<const Evaluated*>& evaluated);
 
 /// Human-readable table: per size the simulated time of every program, the lower bound, the
-/// fastest program with its busbw, its ratio to the bound and its speedup over "ring".
+/// fastest program with its busbw, its ratio to the bound and its speedup over "nccl".
 std::string results_table(const std::vector<std::string>& names,
                           const std::vector<const Evaluated*>& evaluated);
 

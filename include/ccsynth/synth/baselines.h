@@ -72,8 +72,30 @@ Algorithm make_baseline(BaselineKind kind, const Collective& collective, const T
 std::vector<std::vector<int>> find_rings(const Topology& topology, int max_rings = 0,
                                          bool bidirectional = false);
 
-/// The rings NCCL would build on `topology`: every edge-disjoint ring find_rings finds (at most
-/// kMaxNcclRings), used in both directions when that gives as many rings as one direction.
+/// NCCL's cluster rings (docs/baselines.md, "NCCL's rings"): on a topology with two or more
+/// nodes whose GPUs reach the other nodes through NICs (the ports of switches of kind "ib"), one
+/// ring per NIC of a node. Ring k enters every node at a GPU of a NIC and leaves it at a GPU of
+/// a NIC: where a NIC is shared by two or more GPUs, both are NIC k's (its first GPU receives,
+/// its second sends, as NCCL's DGX-1/DGX-2 rings do); where every GPU has its own NIC, ring k
+/// enters node n at NIC (k + n) mod K and leaves it at NIC (k + n + 1) mod K, so every NIC
+/// receives once and sends once and the hops between nodes stay on one NIC index. Inside a node
+/// the ring visits every GPU over intra-node connections (NVLink, NVSwitch), preferring lanes no
+/// other ring uses; rings share NVSwitch ports as NCCL's channels do. Empty when the topology
+/// is not such a cluster (one node, no "ib" switch, NICs spanning nodes, unequal NIC counts, no
+/// path through a node between its entry and exit GPUs).
+std::vector<std::vector<int>> nic_rings(const Topology& topology);
+
+/// Rings (channels) NCCL runs on a single node whose GPUs all share one switch (NVSwitch: DGX-2,
+/// NDv4, DGX H100) and have no other links. NCCL's search finds one ring order and duplicates
+/// it over its channels (16 to 24 on NVSwitch A100/H100, NCCL_MIN/MAX_NCHANNELS); the ring
+/// search here finds one ring (one switch port per GPU), which nccl_rings() repeats this often.
+/// 8 rather than 16-24 keeps the channels of `--instances 2` under the runtime's limits.
+inline constexpr int kNvswitchRings = 8;
+
+/// The rings NCCL would build on `topology`: nic_rings() on clusters; on a single NVSwitch node
+/// the ring the search finds, kNvswitchRings times; elsewhere (point-to-point machines: DGX-1,
+/// rings, meshes, tori) every edge-disjoint ring find_rings finds (at most kMaxNcclRings), used
+/// in both directions when that gives as many rings as one direction.
 struct NcclRings {
   int count = 1;                        // rings (a reversed ring counts as one); at least 1
   bool bidirectional = false;           // the rings come in pairs of a ring and its reverse

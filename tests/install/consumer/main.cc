@@ -23,7 +23,7 @@ int main() {
   }
   std::cout << "ccsynth " << CCSYNTH_VERSION << ": allgather on dgx1: verified, "
             << result.best_time_us() << " us";
-  if (result.ring) std::cout << " (ring " << result.ring->results.back().time_us << " us)";
+  if (result.nccl) std::cout << " (nccl " << result.nccl->results.back().time_us << " us)";
   std::cout << "\n";
   return result.xml().empty() ? 1 : 0;
 }
