@@ -315,7 +315,7 @@ void run_job(Job& job, double time_limit) {
     plan::PlanRequest request;
     request.topology = topology;
     request.sizes.assign(job.sizes.begin(), job.sizes.end());
-    request.compare_with_ring = false;
+    request.compare_with_nccl = false;
     request.variants = variants_for(topology);
     request.chunks = job.method.chunks;
     request.synth.params = job.method.params;
