@@ -35,11 +35,10 @@ void run_bounds(const BoundsOptions& o) {
       formats::resolve_collective(o.collective, topology.num_ranks, o.chunks, o.root);
   const int64_t bytes = parse_bytes(o.size, "--size");
   const Protocol protocol = parse_protocol_flag(o.protocol);
-  const sim::SimOptions defaults;  // params() returns a reference into it: keep it alive
-  const sim::ProtocolParams& params = defaults.params(protocol);
+  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
   sim::BoundOptions options;
-  options.alpha_factor = params.alpha_factor;
-  options.beta_factor = params.beta_factor;
+  options.alpha_factor = cost.alpha_factor;
+  options.beta_factor = cost.beta_factor;
   const sim::LowerBound b = sim::lower_bound(topology, collective, bytes, options);
   if (o.json) {
     const nlohmann::json doc = {{"format", "ccsynth-bounds"},
@@ -52,6 +51,7 @@ void run_bounds(const BoundsOptions& o) {
                                 {"lower_bound_us", b.lower_bound_us},
                                 {"extra",
                                  {{"protocol", to_string(protocol)},
+                                  {"launch_us", b.launch_us},
                                   {"ingress_egress_bound_us", b.ingress_egress_us},
                                   {"cut_bound_us", b.cut_us},
                                   {"total_traffic_bound_us", b.total_traffic_us}}}};
@@ -66,6 +66,9 @@ void run_bounds(const BoundsOptions& o) {
   std::cout << fmt::format("  cut bound              {:>14.3f} us\n", b.cut_us);
   std::cout << fmt::format("  total-traffic bound    {:>14.3f} us\n", b.total_traffic_us);
   std::cout << fmt::format("  bandwidth bound        {:>14.3f} us\n", b.bandwidth_us);
+  if (b.launch_us > 0.0) {
+    std::cout << fmt::format("  launch overhead        {:>14.3f} us (added)\n", b.launch_us);
+  }
   std::cout << fmt::format("  lower bound            {:>14.3f} us", b.lower_bound_us);
   if (b.lower_bound_us > 0.0) {
     const double size = sim::nccl_size_bytes(collective.kind, topology.num_ranks, bytes);

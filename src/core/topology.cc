@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "ccsynth/core/error.h"
 
@@ -252,6 +253,10 @@ void validate_switches(const Topology& t, const std::string& file) {
     }
     validate_cost(file, at("switches", s), sw.alpha_us, sw.port_beta_us_per_mb);
     validate_port_group(sw, file, at("switches", s, "port_group"));
+    if (sw.port_lanes < 0) {
+      throw UserError(file, at("switches", s, "port_lanes"),
+                      "must be >= 0 (0 = unlimited), got " + std::to_string(sw.port_lanes));
+    }
   }
 }
 
@@ -282,6 +287,21 @@ void validate(const Topology& t, const std::string& file) {
   validate_nodes(t, file);
   validate_links(t, file);
   validate_switches(t, file);
+  if (!(t.launch_us >= 0.0) || t.launch_us > 1e300) {
+    throw UserError(file, "launch_us",
+                    "must be >= 0 and finite, got " + std::to_string(t.launch_us));
+  }
+  const std::pair<const char*, const ProtocolCost*> protocols[] = {
+      {"Simple", &t.simple}, {"LL128", &t.ll128}, {"LL", &t.ll}};
+  for (const auto& [name, cost] : protocols) {
+    for (const auto& [key, value] : {std::pair{"alpha_factor", cost->alpha_factor},
+                                     std::pair{"beta_factor", cost->beta_factor}}) {
+      if (!(value > 0.0) || value > 1e300) {
+        throw UserError(file, std::string("protocols.") + name + "." + key,
+                        "must be positive and finite, got " + std::to_string(value));
+      }
+    }
+  }
   validate_reachability(t, file);
 }
 
@@ -296,8 +316,10 @@ std::ostream& operator<<(std::ostream& os, const Topology& t) {
     os << "  switch " << sw.name << " (" << sw.kind << ") ranks=" << sw.ranks.size()
        << " alpha=" << sw.alpha_us << "us port_beta=" << sw.port_beta_us_per_mb << "us/MB";
     if (!sw.port_group.empty()) os << " ports=" << sw.num_ports();
+    if (sw.port_lanes > 0) os << " port_lanes=" << sw.port_lanes;
     os << "\n";
   }
+  if (t.launch_us > 0.0) os << "  launch " << t.launch_us << "us\n";
   return os;
 }
 

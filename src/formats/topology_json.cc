@@ -1,5 +1,8 @@
 #include "ccsynth/formats/topology_json.h"
 
+#include <tuple>
+#include <utility>
+
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::formats {
@@ -26,7 +29,38 @@ Json switch_to_json(const Switch& s) {
            {"port_beta_us_per_mb", s.port_beta_us_per_mb},
            {"kind", s.kind}};
   if (!s.port_group.empty()) out["port_group"] = s.port_group;
+  if (s.port_lanes != 0) out["port_lanes"] = s.port_lanes;
   return out;
+}
+
+// The protocols whose factors differ from the defaults, so documents without them round-trip.
+Json protocols_to_json(const Topology& t) {
+  const Topology defaults;
+  Json out = Json::object();
+  const std::tuple<const char*, const ProtocolCost*, const ProtocolCost*> protocols[] = {
+      {"Simple", &t.simple, &defaults.simple},
+      {"LL128", &t.ll128, &defaults.ll128},
+      {"LL", &t.ll, &defaults.ll}};
+  for (const auto& [name, cost, fallback] : protocols) {
+    if (*cost == *fallback) continue;
+    out[name] = Json{{"alpha_factor", cost->alpha_factor}, {"beta_factor", cost->beta_factor}};
+  }
+  return out;
+}
+
+void protocols_from_json(const JsonReader& r, Topology& t) {
+  r.require_object();
+  r.reject_unknown_keys({"Simple", "LL128", "LL"});
+  const std::pair<const char*, ProtocolCost*> protocols[] = {
+      {"Simple", &t.simple}, {"LL128", &t.ll128}, {"LL", &t.ll}};
+  for (const auto& [name, cost] : protocols) {
+    if (!r.has(name)) continue;
+    const JsonReader p = r.child(name);
+    p.require_object();
+    p.reject_unknown_keys({"alpha_factor", "beta_factor"});
+    cost->alpha_factor = p.get_double("alpha_factor", cost->alpha_factor);
+    cost->beta_factor = p.get_double("beta_factor", cost->beta_factor);
+  }
 }
 
 // An array of integers at reader.field(key) (e.g. nodes[2] or switches[0].ranks).
@@ -61,7 +95,8 @@ Link link_from_json(const JsonReader& r) {
 
 Switch switch_from_json(const JsonReader& r) {
   r.require_object();
-  r.reject_unknown_keys({"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind", "port_group"});
+  r.reject_unknown_keys(
+      {"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind", "port_group", "port_lanes"});
   Switch s;
   s.name = r.get_string("name");
   s.ranks = int_array(r.get_array("ranks"), r, "ranks");
@@ -70,6 +105,7 @@ Switch switch_from_json(const JsonReader& r) {
   s.kind = r.get_string("kind", "switch");
   if (r.has("port_group"))
     s.port_group = int_array(r.get_array("port_group"), r, "port_group", "port id");
+  s.port_lanes = r.get_int("port_lanes", 0);
   return s;
 }
 
@@ -80,22 +116,30 @@ Json topology_to_json(const Topology& t) {
   for (const Link& l : t.links) links.push_back(link_to_json(l));
   Json switches = Json::array();
   for (const Switch& s : t.switches) switches.push_back(switch_to_json(s));
-  return Json{{"format", kFormat},
-              {"version", kVersion},
-              {"name", t.name},
-              {"ranks", t.num_ranks},
-              {"nodes", t.nodes},
-              {"links", std::move(links)},
-              {"switches", std::move(switches)}};
+  Json out{{"format", kFormat},
+           {"version", kVersion},
+           {"name", t.name},
+           {"ranks", t.num_ranks},
+           {"nodes", t.nodes},
+           {"links", std::move(links)},
+           {"switches", std::move(switches)}};
+  // Written only when set, so documents without them round-trip unchanged.
+  if (t.launch_us != 0.0) out["launch_us"] = t.launch_us;
+  Json protocols = protocols_to_json(t);
+  if (!protocols.empty()) out["protocols"] = std::move(protocols);
+  return out;
 }
 
 Topology topology_from_json(const Json& json, const std::string& file) {
   const JsonReader r(json, file);
   r.require_header(kFormat, kVersion);
-  r.reject_unknown_keys({"format", "version", "name", "ranks", "nodes", "links", "switches"});
+  r.reject_unknown_keys({"format", "version", "name", "ranks", "nodes", "links", "switches",
+                         "launch_us", "protocols"});
   Topology t;
   t.name = r.get_string("name");
   t.num_ranks = r.get_int("ranks");
+  t.launch_us = r.get_double("launch_us", 0.0);
+  if (r.has("protocols")) protocols_from_json(r.child("protocols"), t);
   if (r.has("nodes")) {
     const Json& nodes = r.get_array("nodes");
     for (size_t n = 0; n < nodes.size(); ++n) {
@@ -145,7 +189,8 @@ std::string inline_array(const Json& array) {
 std::string write_topology_json(const Topology& t) {
   const Json doc = topology_to_json(t);
   std::string out = "{\n";
-  for (const char* key : {"format", "version", "name", "ranks"}) {
+  for (const char* key : {"format", "version", "name", "ranks", "launch_us", "protocols"}) {
+    if (!doc.contains(key)) continue;
     out += "  \"" + std::string(key) + "\": " + doc[key].dump() + ",\n";
   }
   auto list = [&out](const char* key, const std::vector<std::string>& items, bool last) {
@@ -169,6 +214,7 @@ std::string write_topology_json(const Topology& t) {
     line.pop_back();
     line += ", \"ranks\": " + inline_array(sw["ranks"]);
     if (sw.contains("port_group")) line += ", \"port_group\": " + inline_array(sw["port_group"]);
+    if (sw.contains("port_lanes")) line += ", \"port_lanes\": " + sw["port_lanes"].dump();
     items.push_back(line + "}");
   }
   list("switches", items, true);

@@ -474,7 +474,9 @@ LowerBound lower_bound(const Topology& topology, const Collective& collective, i
   }
   out.total_traffic_us = total_traffic_bound(chunks, res, collective.combining, chunk_bytes);
   out.bandwidth_us = std::max({out.ingress_egress_us, out.cut_us, out.total_traffic_us});
-  out.lower_bound_us = std::max(out.latency_us, out.bandwidth_us);
+  // Every collective call pays the launch overhead once before any transfer (simulate.h).
+  out.launch_us = topology.launch_us;
+  out.lower_bound_us = out.launch_us + std::max(out.latency_us, out.bandwidth_us);
   return out;
 }
 

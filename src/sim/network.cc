@@ -1,6 +1,7 @@
 #include "network.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/graph.h"
@@ -16,7 +17,8 @@ Network::Network(const Topology& topology) : topology_(topology) {
     if (link.src >= 0 && link.src < topology.num_ranks) {
       links_from_[link.src].push_back(static_cast<int>(i));
     }
-    add_group(std::max(1, link.lanes));
+    const int lanes = std::max(1, link.lanes);
+    add_group(lanes, lanes, link.beta_us_per_mb / kBytesPerMb, false);
   }
   switch_egress_group_.resize(topology.switches.size());
   for (size_t s = 0; s < topology.switches.size(); ++s) {
@@ -29,8 +31,10 @@ Network::Network(const Topology& topology) : topology_(topology) {
       if (r < 0 || r >= topology.num_ranks) continue;
       int& egress = port_egress[sw.port_of_member(i)];
       if (egress < 0) {
-        egress = add_group(1);
-        add_group(1);  // ingress
+        const int capacity = sw.port_lanes > 0 ? sw.port_lanes : std::numeric_limits<int>::max();
+        const double beta = sw.port_beta_us_per_mb / kBytesPerMb;
+        egress = add_group(capacity, 1, beta, true);
+        add_group(capacity, 1, beta, true);  // ingress
       }
       switches_of_[r].push_back(static_cast<int>(s));
       switch_egress_group_[s][r] = egress;
@@ -38,14 +42,16 @@ Network::Network(const Topology& topology) : topology_(topology) {
   }
 }
 
-int Network::add_group(int lanes) {
-  const int group = static_cast<int>(group_first_lane_.size());
-  group_first_lane_.push_back(static_cast<int>(lane_holder_.size()));
+int Network::add_group(int capacity, int lanes, double beta_us_per_byte, bool shared) {
+  const int group = static_cast<int>(group_capacity_.size());
+  group_capacity_.push_back(capacity);
+  group_active_.push_back(0);
   group_lanes_.push_back(lanes);
-  group_free_lanes_.push_back(lanes);
-  lane_holder_.resize(lane_holder_.size() + lanes, -1);
-  lane_busy_.resize(lane_busy_.size() + lanes, 0.0);
-  lane_group_.resize(lane_group_.size() + lanes, group);
+  group_beta_.push_back(beta_us_per_byte);
+  group_shared_.push_back(shared ? 1 : 0);
+  group_busy_.push_back(0.0);
+  group_since_.push_back(0.0);
+  flows_.emplace_back();
   queues_.emplace_back();
   queue_head_.push_back(0);
   return group;
@@ -77,6 +83,9 @@ int Network::route(int src, int dst) {
   for (const Connection& c : path) {
     const std::vector<int> hops = hops_of(c);
     route.groups.insert(route.groups.end(), hops.begin(), hops.end());
+    for (int g : hops) {
+      if (group_shared_[g]) route.shared.push_back(g);
+    }
     route.alpha_us += c.alpha_us;
     route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
   }
@@ -123,32 +132,30 @@ std::vector<Connection> Network::shortest_path(int src, int dst) const {
   return path;
 }
 
-bool Network::acquire(int route, double cost, int64_t instance, std::vector<int>* held,
-                      int* blocked_group) {
+bool Network::acquire(int route, double now, std::vector<int>* held, int* blocked_group) {
   const std::vector<int>& groups = routes_[route].groups;
   for (int group : groups) {
-    if (group_free_lanes_[group] == 0) {
+    if (group_active_[group] >= group_capacity_[group]) {
       *blocked_group = group;
       return false;
     }
   }
   for (int group : groups) {
-    const int first = group_first_lane_[group];
-    int lane = first;
-    while (lane_holder_[lane] >= 0) ++lane;  // a free one exists
-    lane_holder_[lane] = instance;
-    lane_busy_[lane] += cost;
-    --group_free_lanes_[group];
-    held->push_back(lane);
+    if (group_active_[group]++ == 0) group_since_[group] = now;
+    held->push_back(group);
   }
   return true;
 }
 
-void Network::release(std::vector<int>* held, std::vector<int>* freed_groups) {
-  for (int lane : *held) {
-    lane_holder_[lane] = -1;
-    const int group = lane_group_[lane];
-    ++group_free_lanes_[group];
+void Network::release(std::vector<int>* held, double transfer_us, double now,
+                      std::vector<int>* freed_groups) {
+  for (int group : *held) {
+    if (!group_shared_[group]) {
+      group_busy_[group] += transfer_us;
+    }
+    if (--group_active_[group] == 0 && group_shared_[group]) {
+      group_busy_[group] += now - group_since_[group];
+    }
     freed_groups->push_back(group);
   }
   held->clear();
@@ -157,7 +164,7 @@ void Network::release(std::vector<int>* held, std::vector<int>* freed_groups) {
 int Network::pop_waiter(int group) {
   std::vector<int>& queue = queues_[group];
   size_t& head = queue_head_[group];
-  if (group_free_lanes_[group] == 0 || head >= queue.size()) return -1;
+  if (group_active_[group] >= group_capacity_[group] || head >= queue.size()) return -1;
   const int tb = queue[head++];
   if (head == queue.size()) {
     queue.clear();
@@ -166,16 +173,23 @@ int Network::pop_waiter(int group) {
   return tb;
 }
 
+double Network::us_per_byte(int route) const {
+  double out = 0.0;
+  for (int group : routes_[route].groups) {
+    const double share = group_shared_[group]
+                             ? std::max<double>(1.0, static_cast<double>(flows_[group].size()))
+                             : 1.0;
+    out = std::max(out, group_beta_[group] * share);
+  }
+  return out;
+}
+
 std::vector<LinkUsage> Network::usage(double time_us) const {
   std::vector<LinkUsage> out;
-  auto busy_of = [this](int group) {
-    double busy = 0.0;
-    const int first = group_first_lane_[group];
-    for (int lane = first; lane < first + group_lanes_[group]; ++lane) busy += lane_busy_[lane];
-    return busy;
-  };
   auto add = [&](int src, int dst, int group) {
-    const double busy = busy_of(group);
+    double busy = group_busy_[group];
+    // A port still held at the end (cannot happen after a full run) counts until time_us.
+    if (group_shared_[group] && group_active_[group] > 0) busy += time_us - group_since_[group];
     const double capacity = time_us * group_lanes_[group];
     out.push_back(LinkUsage{src, dst, busy, capacity > 0.0 ? busy / capacity : 0.0});
   };

@@ -1,9 +1,11 @@
 #pragma once
-// Internal to sim: the topology as lanes that each carry one transfer at a time, and routes
-// between ranks. Link i owns `lanes` lanes; every switch gives each of its ranks one egress and
-// one ingress port (one lane each). A send between ranks without a direct connection follows a
-// shortest path (in hops) and holds one lane of every hop for the whole transfer, so a direct
-// algorithm on a ring shows its congestion (TACOS fig. 1-2).
+// Internal to sim: the topology as lane groups and routes between ranks. Link i is a group of
+// `lanes` lanes that each carry one transfer at a time at the link's bandwidth. Every switch
+// port has an egress and an ingress group whose bandwidth is shared: up to Switch::port_lanes
+// transfers (any number for 0) hold it at once, and those moving bytes split its bandwidth
+// equally (docs/simulator.md). A send between ranks without a direct connection follows a
+// shortest path (in hops) and holds every hop for the whole transfer, so a direct algorithm on a
+// ring shows its congestion (TACOS fig. 1-2).
 
 #include <cstdint>
 #include <map>
@@ -17,16 +19,19 @@
 namespace ccsynth::sim {
 
 /// A route: the lane groups it holds, summed alpha and the largest beta (the bottleneck of a
-/// cut-through transfer).
+/// cut-through transfer when it has every hop to itself); `shared` lists the groups on it whose
+/// bandwidth is shared (switch ports).
 struct Route {
   std::vector<int> groups;
+  std::vector<int> shared;
   double alpha_us = 0.0;
   double beta_us_per_byte = 0.0;
 };
 
-/// Lanes, routes, who holds each lane and who waits for it. A transfer starts only when every
-/// group on its route has a free lane; otherwise it queues (first come, first served) at the
-/// first group that has none, and is retried when a lane of that group is released.
+/// Groups, routes, how many transfers hold each group and who waits for one. A transfer starts
+/// only when every group on its route has room (a free lane of a link, a free slot of a port
+/// with port_lanes > 0); otherwise it queues (first come, first served) at the first group that
+/// has none, and is retried when that group is released.
 class Network {
  public:
   explicit Network(const Topology& topology);
@@ -36,24 +41,29 @@ class Network {
   int route(int src, int dst);
   const std::vector<Route>& routes() const { return routes_; }
 
-  /// Takes a free lane of every group on `route` for a transfer of `cost` us by step instance
-  /// `instance` and appends the lanes to `held`; returns false (taking nothing) when some group
-  /// has no free lane, with that group in `blocked_group`.
-  bool acquire(int route, double cost, int64_t instance, std::vector<int>* held,
-               int* blocked_group);
-  /// Frees the lanes in `held` and clears it; the groups that got a free lane are appended to
-  /// `freed_groups`.
-  void release(std::vector<int>* held, std::vector<int>* freed_groups);
+  /// Takes room in every group on `route` at time `now` and appends the groups to `held`;
+  /// returns false (taking nothing) when some group is full, with that group in `blocked_group`.
+  bool acquire(int route, double now, std::vector<int>* held, int* blocked_group);
+  /// Frees the groups in `held` at time `now` after a transfer that took `transfer_us`, clears
+  /// `held` and appends the groups to `freed_groups`.
+  void release(std::vector<int>* held, double transfer_us, double now,
+               std::vector<int>* freed_groups);
   /// Queues threadblock `tb` at `group`.
   void enqueue(int group, int tb) { queues_[group].push_back(tb); }
-  /// Next threadblock waiting at `group` while the group has a free lane, or -1.
+  /// Next threadblock waiting at `group` while the group has room, or -1.
   int pop_waiter(int group);
+
+  /// Transfers moving bytes through shared group `group` (threadblock ids).
+  std::vector<int>& flows(int group) { return flows_[group]; }
+  /// Microseconds per byte of a transfer on `route` given the flows now in its shared groups:
+  /// the largest over its hops of beta x (flows sharing the hop, at least 1).
+  double us_per_byte(int route) const;
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
   std::vector<LinkUsage> usage(double time_us) const;
 
  private:
-  int add_group(int lanes);
+  int add_group(int capacity, int lanes, double beta_us_per_byte, bool shared);
   std::vector<int> hops_of(const Connection& connection) const;
   /// The single-hop connection src -> dst with Topology::connection's choice (the cheaper per
   /// byte of the link and the switches), without scanning every link.
@@ -64,12 +74,14 @@ class Network {
   const Topology& topology_;
   std::vector<std::vector<int>> links_from_;   // link indices per src
   std::vector<std::vector<int>> switches_of_;  // switch indices per rank
-  std::vector<int> group_first_lane_;
-  std::vector<int> group_lanes_;
-  std::vector<int> group_free_lanes_;
-  std::vector<int> lane_group_;
-  std::vector<int64_t> lane_holder_;  // step instance holding the lane, or -1
-  std::vector<double> lane_busy_;
+  std::vector<int> group_capacity_;            // transfers that may hold the group at once
+  std::vector<int> group_active_;              // transfers holding it
+  std::vector<int> group_lanes_;               // for utilization: link lanes, 1 for a port
+  std::vector<double> group_beta_;             // us per byte of one lane / the whole port
+  std::vector<char> group_shared_;
+  std::vector<double> group_busy_;   // links: summed transfer time; ports: time held
+  std::vector<double> group_since_;  // ports: when the group became held
+  std::vector<std::vector<int>> flows_;
   // FIFO of waiting threadblocks per group: entries from queue_head_ on are live.
   std::vector<std::vector<int>> queues_;
   std::vector<size_t> queue_head_;

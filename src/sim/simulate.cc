@@ -25,6 +25,15 @@ const ProtocolParams& SimOptions::params(Protocol protocol) const {
   return simple;
 }
 
+const ProtocolCost& protocol_cost(const Topology& topology, Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kLL: return topology.ll;
+    case Protocol::kLL128: return topology.ll128;
+    case Protocol::kSimple: break;
+  }
+  return topology.simple;
+}
+
 double bus_factor(CollectiveKind kind, int num_ranks) {
   const double r = num_ranks;
   switch (kind) {
@@ -98,12 +107,24 @@ struct TbState {
   int64_t base = 0;   // id of instance 0 in the instance records
   bool busy = false;
   bool waiting_dep = false;
-  // A send waiting for lanes: when it became ready, when its local work ends, its cost.
+  // A send waiting for lanes: when it became ready, when its local work ends, its cost (links
+  // only) or bytes (routes through switch ports).
   double pending_begin = 0.0;
   double pending_memory_end = 0.0;
   double pending_cost = 0.0;
+  double pending_bytes = 0.0;
   int64_t pending_pred = -1;
-  std::vector<int> held;  // lanes held by the running transfer
+  std::vector<int> held;  // groups held by the running transfer
+  // The running transfer through switch ports: start, critical-path predecessor, bytes left,
+  // current us per byte and when those were updated; version invalidates older end events.
+  double transfer_start = 0.0;
+  double transfer_us = 0.0;
+  int64_t transfer_pred = -1;
+  double remaining = 0.0;
+  double us_per_byte = 0.0;
+  double updated = 0.0;
+  uint32_t version = 0;
+  uint32_t stamp = 0;
 };
 
 // A FIFO connection from a sending to a receiving threadblock (one (peer, channel) pair).
@@ -116,10 +137,16 @@ struct Conn {
   int64_t consumed = 0;
 };
 
+// kComplete ends a step instance; a transfer through switch ports also gets kAlphaEnd (its
+// latency is over, it starts moving bytes) and kDataEnd (valid while `version` matches).
+enum class EventKind : uint8_t { kComplete, kAlphaEnd, kDataEnd };
+
 struct Event {
   double time;
   int64_t seq;
   int tb;
+  EventKind kind = EventKind::kComplete;
+  uint32_t version = 0;
   bool operator>(const Event& other) const {
     return time != other.time ? time > other.time : seq > other.seq;
   }
@@ -155,6 +182,7 @@ class Simulator {
         bytes_(bytes),
         options_(options),
         params_(options.params(program.protocol)),
+        cost_(protocol_cost(topology, program.protocol)),
         network_(topology) {}
 
   SimResult run() {
@@ -332,9 +360,17 @@ class Simulator {
     while (!events_.empty()) {
       const Event event = events_.top();
       events_.pop();
+      // An end event replaced by a later share recomputation is dropped without moving the clock.
+      if (event.kind == EventKind::kDataEnd && event.version != tbs_[event.tb].version) continue;
       now_ = event.time;
-      complete(event.tb);
+      switch (event.kind) {
+        case EventKind::kComplete: complete(event.tb); break;
+        case EventKind::kAlphaEnd: start_data(event.tb); break;
+        case EventKind::kDataEnd: end_data(event.tb); break;
+      }
     }
+    // Launch overhead: once per collective call (Topology::launch_us).
+    now_ += topology_.launch_us;
   }
 
   // Starts the threadblock's next step instance if its dependency, message and FIFO slot are
@@ -379,8 +415,9 @@ class Simulator {
     const Route& route = network_.routes()[conns_[state.send_conn].route];
     state.pending_begin = now;
     state.pending_memory_end = memory_end;
-    state.pending_cost = route.alpha_us * params_.alpha_factor +
-                         route.beta_us_per_byte * params_.beta_factor * bytes;
+    state.pending_cost =
+        route.alpha_us * cost_.alpha_factor + route.beta_us_per_byte * cost_.beta_factor * bytes;
+    state.pending_bytes = bytes;
     state.pending_pred = pred;
     try_transfer(tb, now, pred);
   }
@@ -391,15 +428,88 @@ class Simulator {
   void try_transfer(int tb, double now, int64_t pred) {
     TbState& state = tbs_[tb];
     Conn& conn = conns_[state.send_conn];
-    const int64_t id = state.base + state.progress;
     int blocked = -1;
-    if (!network_.acquire(conn.route, state.pending_cost, id, &state.held, &blocked)) {
+    if (!network_.acquire(conn.route, now, &state.held, &blocked)) {
       network_.enqueue(blocked, tb);
       return;
     }
     ++conn.sent;
-    const double end = std::max(state.pending_memory_end, now + state.pending_cost);
-    finish_at(tb, state.pending_begin, end, now > state.pending_begin ? pred : state.pending_pred);
+    const int64_t first_pred = now > state.pending_begin ? pred : state.pending_pred;
+    const Route& route = network_.routes()[conn.route];
+    if (route.shared.empty()) {
+      // Links only: the transfer has its lanes to itself, so its end is known now.
+      state.transfer_us = state.pending_cost;
+      const double end = std::max(state.pending_memory_end, now + state.pending_cost);
+      finish_at(tb, state.pending_begin, end, first_pred);
+      return;
+    }
+    // Through switch ports: alpha first (concurrently with the port's other transfers), then
+    // the bytes at a share of the bandwidth that changes as transfers start and finish.
+    state.transfer_start = now;
+    state.transfer_pred = first_pred;
+    events_.push(
+        Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd, 0});
+  }
+
+  // The transfer of `tb` starts moving bytes: it joins the flows of its shared groups, and every
+  // flow there gets its new share.
+  void start_data(int tb) {
+    TbState& state = tbs_[tb];
+    const int route = conns_[state.send_conn].route;
+    state.remaining = state.pending_bytes;
+    state.updated = now_;
+    state.us_per_byte = 0.0;
+    if (!(state.remaining > 0.0) || network_.routes()[route].beta_us_per_byte <= 0.0) {
+      end_transfer(tb);
+      return;
+    }
+    for (int group : network_.routes()[route].shared) network_.flows(group).push_back(tb);
+    reshare(route);
+  }
+
+  // The bytes of `tb` have all arrived: it leaves its flows, the others speed up.
+  void end_data(int tb) {
+    TbState& state = tbs_[tb];
+    const int route = conns_[state.send_conn].route;
+    for (int group : network_.routes()[route].shared) {
+      std::vector<int>& flows = network_.flows(group);
+      const auto it = std::find(flows.begin(), flows.end(), tb);
+      if (it != flows.end()) {
+        *it = flows.back();
+        flows.pop_back();
+      }
+    }
+    ++state.version;  // no other end event of this transfer is valid
+    reshare(route);
+    end_transfer(tb);
+  }
+
+  void end_transfer(int tb) {
+    TbState& state = tbs_[tb];
+    state.transfer_us = now_ - state.transfer_start;
+    finish_at(tb, state.pending_begin, std::max(state.pending_memory_end, now_),
+              state.transfer_pred);
+  }
+
+  // Recomputes the share of every flow in the shared groups of `route` at now_: bytes moved so
+  // far at the old rate are subtracted, and the flow's end event is replaced.
+  void reshare(int route) {
+    ++stamp_;
+    for (int group : network_.routes()[route].shared) {
+      for (int f : network_.flows(group)) {
+        TbState& flow = tbs_[f];
+        if (flow.stamp == stamp_) continue;
+        flow.stamp = stamp_;
+        if (flow.us_per_byte > 0.0) {
+          flow.remaining = std::max(0.0, flow.remaining - (now_ - flow.updated) / flow.us_per_byte);
+        }
+        flow.updated = now_;
+        flow.us_per_byte = network_.us_per_byte(conns_[flow.send_conn].route) * cost_.beta_factor;
+        ++flow.version;
+        events_.push(Event{now_ + flow.remaining * flow.us_per_byte, seq_++, f, EventKind::kDataEnd,
+                           flow.version});
+      }
+    }
   }
 
   void finish_at(int tb, double begin, double end, int64_t pred) {
@@ -421,7 +531,7 @@ class Simulator {
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
-      network_.release(&state.held, &freed_groups_);
+      network_.release(&state.held, state.transfer_us, now_, &freed_groups_);
       for (int group : freed_groups_) {
         for (int waiter = network_.pop_waiter(group); waiter >= 0;
              waiter = network_.pop_waiter(group)) {
@@ -527,6 +637,7 @@ class Simulator {
   int64_t bytes_;
   const SimOptions& options_;
   const ProtocolParams& params_;
+  const ProtocolCost& cost_;
   Network network_;
 
   double chunk_bytes_ = 0.0;
@@ -544,6 +655,7 @@ class Simulator {
   std::vector<int> freed_groups_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   int64_t seq_ = 0;
+  uint32_t stamp_ = 0;
   double now_ = 0.0;
   int64_t executed_ = 0;
   int64_t last_instance_ = -1;

@@ -28,6 +28,12 @@ inline constexpr double kDgx2NvswitchBetaUsPerMb = 8.0;  // per NVSwitch port, D
 inline constexpr double kIbAlphaUs = 1.7;
 inline constexpr double kIbBetaUsPerMb = 106.0;  // per NIC
 
+/// Fixed cost of one NCCL collective call on the named machines (Topology::launch_us): NCCL's
+/// own cost model (src/graph/tuning.cc, baseLat, NCCL 2.12-2.19) charges every ring call
+/// 6.6 us (LL), 8.4 us (Simple) or 14 us (LL128) before any per-hop latency; we take the
+/// smallest so that no protocol is charged more than NCCL charges it.
+inline constexpr double kNcclLaunchUs = 6.6;
+
 /// Adds the directed link a -> b.
 void add_link(Topology& t, int a, int b, const DimCost& cost, const std::string& kind);
 /// Adds a -> b and b -> a.

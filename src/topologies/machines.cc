@@ -128,10 +128,20 @@ const std::vector<std::string>& machine_names() {
 }
 
 Topology make_machine(const std::string& name) {
-  if (name == "dgx1" || name == "ndv2") return make_dgx1_like(name);
-  if (name == "dgx2" || name == "ndv4" || name == "dgxh100") return make_nvswitch_node(name);
-  if (name == "amdz52") return make_amdz52();
-  throw UserError("", "topology", "unknown machine '" + name + "'");
+  Topology t;
+  if (name == "dgx1" || name == "ndv2") {
+    t = make_dgx1_like(name);
+  } else if (name == "dgx2" || name == "ndv4" || name == "dgxh100") {
+    t = make_nvswitch_node(name);
+  } else if (name == "amdz52") {
+    t = make_amdz52();
+  } else {
+    throw UserError("", "topology", "unknown machine '" + name + "'");
+  }
+  // Real machines pay NCCL's per-call overhead; the protocol factors keep their defaults
+  // (Topology::{simple, ll128, ll}, docs/simulator.md "Protocols").
+  t.launch_us = kNcclLaunchUs;
+  return t;
 }
 
 namespace {
@@ -181,6 +191,10 @@ Topology make_multi_node(const std::string& name, int num_nodes) {
   Topology t;
   t.name = name + "x" + std::to_string(num_nodes);
   t.num_ranks = per_node * num_nodes;
+  t.launch_us = node.launch_us;
+  t.simple = node.simple;
+  t.ll128 = node.ll128;
+  t.ll = node.ll;
   t.links.reserve(node.links.size() * num_nodes);
   for (int n = 0; n < num_nodes; ++n) {
     const int offset = n * per_node;

@@ -161,6 +161,23 @@ INSTANTIATE_TEST_SUITE_P(
                              "port_group": [0, 0.5]}])");
             },
             "switches[0].port_group", "not an integer port id"},
+        JsonErrorCase{
+            "port_lanes_negative",
+            [](Json& d) {
+              d["switches"] = Json::parse(
+                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                             "port_lanes": -1}])");
+            },
+            "switches[0].port_lanes", "must be >= 0"},
+        JsonErrorCase{"launch_negative", [](Json& d) { d["launch_us"] = -1.0; }, "launch_us",
+                      "must be >= 0"},
+        JsonErrorCase{
+            "protocol_factor_zero",
+            [](Json& d) { d["protocols"] = Json::parse(R"({"LL": {"beta_factor": 0}})"); },
+            "protocols.LL.beta_factor", "must be positive"},
+        JsonErrorCase{"protocol_unknown",
+                      [](Json& d) { d["protocols"] = Json::parse(R"({"LL64": {}})"); },
+                      "protocols.LL64", "unknown key"},
         JsonErrorCase{"node_unknown_rank", [](Json& d) { d["nodes"] = Json::parse("[[0, 1, 2]]"); },
                       "nodes[0]", "unknown rank 2"},
         JsonErrorCase{"missing_field", [](Json& d) { d["links"][0].erase("alpha_us"); },
@@ -230,6 +247,49 @@ TEST(TopologyJson, ShippedExamplesAreValid) {
               topologies::make_builtin(name))
         << name;
   }
+}
+
+TEST(TopologyJson, LaunchPortLanesAndProtocolsRoundTripAndAreOptional) {
+  Json doc = two_ranks();
+  doc["ranks"] = 3;
+  doc["nodes"] = Json::parse("[[0, 1, 2]]");
+  doc["launch_us"] = 6.6;
+  doc["protocols"] = Json::parse(R"({"LL": {"alpha_factor": 0.4}, "LL128": {"beta_factor": 1.1}})");
+  doc["switches"] = Json::parse(
+      R"([{"name": "nvs", "ranks": [0, 1, 2], "alpha_us": 0.7, "port_beta_us_per_mb": 3.3,
+           "kind": "nvswitch", "port_lanes": 4}])");
+  const Topology t = topology_from_json(doc, "t.json");
+  EXPECT_DOUBLE_EQ(t.launch_us, 6.6);
+  EXPECT_EQ(t.switches[0].port_lanes, 4);
+  EXPECT_DOUBLE_EQ(t.ll.alpha_factor, 0.4);
+  EXPECT_DOUBLE_EQ(t.ll.beta_factor, 2.0);  // the default where not given
+  EXPECT_DOUBLE_EQ(t.ll128.alpha_factor, 1.0);
+  EXPECT_DOUBLE_EQ(t.ll128.beta_factor, 1.1);
+  EXPECT_EQ(t.simple, ProtocolCost{});
+  const std::string text = write_topology_json(t);
+  EXPECT_NE(text.find("\"launch_us\": 6.6"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"port_lanes\": 4"), std::string::npos) << text;
+  EXPECT_EQ(topology_from_json(parse_json(text, "t.json"), "t.json"), t);
+  EXPECT_EQ(topology_from_json(topology_to_json(t), "t.json"), t);
+  // Defaults are not written, so documents without the fields round-trip byte for byte.
+  Topology plain = t;
+  plain.launch_us = 0.0;
+  plain.switches[0].port_lanes = 0;
+  plain.ll = Topology{}.ll;
+  plain.ll128 = Topology{}.ll128;
+  const std::string plain_text = write_topology_json(plain);
+  for (const char* key : {"launch_us", "port_lanes", "protocols"}) {
+    EXPECT_EQ(plain_text.find(key), std::string::npos) << key << "\n" << plain_text;
+  }
+  EXPECT_EQ(topology_from_json(parse_json(plain_text, "t.json"), "t.json"), plain);
+}
+
+TEST(TopologyJson, MachinesCarryTheLaunchOverheadAndShapesDoNot) {
+  EXPECT_GT(topologies::make_builtin("ndv4").launch_us, 0.0);
+  EXPECT_EQ(topologies::make_builtin("dgx2x2").launch_us,
+            topologies::make_builtin("dgx2").launch_us);
+  EXPECT_EQ(topologies::make_builtin("ring:8").launch_us, 0.0);
+  EXPECT_EQ(topologies::make_builtin("mesh2d:3x4").launch_us, 0.0);
 }
 
 }  // namespace

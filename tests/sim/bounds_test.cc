@@ -126,6 +126,17 @@ TEST(Bounds, SharedNicCutOverNodes) {
   EXPECT_NEAR(lower_bound(t, ag, 1 << 20, candidates).cut_us, 80.0, 1e-9);
 }
 
+TEST(Bounds, IncludeTheLaunchOverhead) {
+  Topology t = testing::switch_topology(4, 1.0, 10.0);
+  const Collective ag = make_collective(CollectiveKind::kAllGather, 4);
+  const LowerBound without = lower_bound(t, ag, 1 << 20);
+  t.launch_us = 7.0;
+  const LowerBound with = lower_bound(t, ag, 1 << 20);
+  EXPECT_DOUBLE_EQ(with.launch_us, 7.0);
+  EXPECT_NEAR(with.lower_bound_us, without.lower_bound_us + 7.0, 1e-9);
+  EXPECT_DOUBLE_EQ(with.bandwidth_us, without.bandwidth_us);
+}
+
 TEST(Bounds, RejectsRankMismatch) {
   EXPECT_THROW(
       lower_bound(ring_topology(4, 1.0, 1.0), make_collective(CollectiveKind::kAllGather, 5), 1024),
@@ -184,25 +195,33 @@ TEST(Bounds, SimulationNeverBeatsTheBound) {
          {int64_t{0}, int64_t{1024}, int64_t{100000}, int64_t{1} << 20, int64_t{48} << 20}) {
       for (Protocol protocol : {Protocol::kSimple, Protocol::kLL, Protocol::kLL128}) {
         for (bool pipelining : {false, true}) {
-          Program program = c.program;
-          program.protocol = protocol;
-          SimOptions o;
-          o.pipelining = pipelining;
-          const ProtocolParams& pp = o.params(protocol);
-          BoundOptions bo;
-          bo.alpha_factor = pp.alpha_factor;
-          bo.beta_factor = pp.beta_factor;
-          const SimResult r = simulate(program, c.topology, bytes, o);
-          const LowerBound b = lower_bound(c.topology, c.collective, bytes, bo);
-          EXPECT_GE(r.time_us, b.lower_bound_us * (1 - 1e-12))
-              << c.name << " n=" << c.topology.num_ranks << " bytes=" << bytes << " "
-              << to_string(protocol) << " pipelining=" << pipelining;
-          ++checked;
+          // As built, and with a launch overhead and one-transfer-at-a-time switch ports.
+          for (bool variant : {false, true}) {
+            Topology topology = c.topology;
+            if (variant) {
+              topology.launch_us = 2.5;
+              for (Switch& sw : topology.switches) sw.port_lanes = 1;
+            }
+            Program program = c.program;
+            program.protocol = protocol;
+            SimOptions o;
+            o.pipelining = pipelining;
+            const ProtocolCost& cost = protocol_cost(topology, protocol);
+            BoundOptions bo;
+            bo.alpha_factor = cost.alpha_factor;
+            bo.beta_factor = cost.beta_factor;
+            const SimResult r = simulate(program, topology, bytes, o);
+            const LowerBound b = lower_bound(topology, c.collective, bytes, bo);
+            EXPECT_GE(r.time_us, b.lower_bound_us * (1 - 1e-12))
+                << c.name << " n=" << topology.num_ranks << " bytes=" << bytes << " "
+                << to_string(protocol) << " pipelining=" << pipelining << " variant=" << variant;
+            ++checked;
+          }
         }
       }
     }
   }
-  EXPECT_EQ(checked, (6 * 12 + 4 * 2) * 5 * 3 * 2);
+  EXPECT_EQ(checked, (6 * 12 + 4 * 2) * 5 * 3 * 2 * 2);
 }
 
 }  // namespace

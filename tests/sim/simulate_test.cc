@@ -189,8 +189,10 @@ TEST(Simulate, LinkUsageAndUtilization) {
   }
 }
 
-TEST(Simulate, SwitchPortsSerializeIngress) {
-  // Three ranks send to rank 0 through a switch: rank 0's ingress port takes one at a time.
+TEST(Simulate, SwitchIngressPortIsSharedBySenders) {
+  // Three ranks send 1 MiB each to rank 0 through a switch (alpha 1 us, 10 us/MiB): they pay
+  // alpha at once, then share rank 0's ingress port, so 1 + 3 x 10 us; with port_lanes = 1
+  // (a port that carries one transfer at a time, the model before shared ports) 3 x 11 us.
   Program p;
   p.name = "gather";
   p.collective = CollectiveKind::kCustom;
@@ -218,8 +220,11 @@ TEST(Simulate, SwitchPortsSerializeIngress) {
     }
     p.gpus.push_back(g);
   }
+  Topology serial = testing::switch_topology(4, 1.0, 10.0);
+  serial.switches[0].port_lanes = 1;
+  EXPECT_NEAR(simulate(p, serial, 1 << 20, synchronous()).time_us, 3 * 11.0, 1e-9);
   const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, synchronous());
-  EXPECT_NEAR(r.time_us, 3 * 11.0, 1e-9);
+  EXPECT_NEAR(r.time_us, 1.0 + 3 * 10.0, 1e-9);
   // Rank 0's ingress port reported as {-1, 0} is busy the whole time.
   bool found = false;
   for (const LinkUsage& u : r.links) {
@@ -263,24 +268,25 @@ Program point_to_point(int n, const std::vector<std::pair<int, int>>& pairs) {
   return p;
 }
 
-TEST(Simulate, SharedSwitchPortCarriesOneTransferPerDirection) {
-  // Ports {0, 1} and {2, 3} (a NIC per pair): 1 MiB at 1 + 10 us per transfer.
+TEST(Simulate, SharedSwitchPortSharesOneBandwidthPerDirection) {
+  // Ports {0, 1} and {2, 3} (a NIC per pair): 1 MiB at 1 + 10 us per transfer alone; two
+  // transfers through one port direction pay alpha at once and share the bandwidth: 1 + 20 us.
   const Topology shared = testing::shared_switch_topology(4, 2, 1.0, 10.0);
   const Topology own = testing::switch_topology(4, 1.0, 10.0);
   const int64_t mib = 1 << 20;
   // One rank alone gets the whole port.
   EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}}), shared, mib, synchronous()).time_us, 11.0,
               1e-9);
-  // Two ranks sharing the egress (and here also the ingress) take twice as long ...
+  // Two ranks sharing the egress (and here also the ingress) move their bytes at half speed ...
   EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), shared, mib, synchronous()).time_us,
-              22.0, 1e-9);
+              21.0, 1e-9);
   // ... while with a port each they run concurrently.
   EXPECT_NEAR(simulate(point_to_point(4, {{0, 2}, {1, 3}}), own, mib, synchronous()).time_us, 11.0,
               1e-9);
   // Only the ingress shared: 0 and 2 have their own egress ports but 4 and 5 share one.
   const Topology ingress = testing::shared_switch_topology(6, 2, 1.0, 10.0);
   EXPECT_NEAR(simulate(point_to_point(6, {{0, 4}, {2, 5}}), ingress, mib, synchronous()).time_us,
-              22.0, 1e-9);
+              21.0, 1e-9);
   EXPECT_NEAR(simulate(point_to_point(6, {{0, 4}, {2, 3}}), ingress, mib, synchronous()).time_us,
               11.0, 1e-9);
   // Egress and ingress of one port are independent: 0 -> 2 and 3 -> 1 at once.
@@ -295,13 +301,59 @@ TEST(Simulate, SharedPortUsageIsReportedOnce) {
   for (const LinkUsage& u : r.links) {
     ports.push_back({u.src, u.dst});
     if (u.src == 0 && u.dst == -1) {
-      EXPECT_NEAR(u.busy_us, 22.0, 1e-9);  // both sends
+      EXPECT_NEAR(u.busy_us, 21.0, 1e-9);  // both sends, sharing the port
     }
     if (u.src == -1 && u.dst == 2) {
       EXPECT_NEAR(u.utilization, 1.0, 1e-9);
     }
   }
   EXPECT_EQ(ports, (std::vector<std::pair<int, int>>{{0, -1}, {-1, 0}, {2, -1}, {-1, 2}}));
+}
+
+TEST(Simulate, ConcurrentTransfersThroughOnePortShareItsBandwidth) {
+  // Rank 0 sends b = 1 MiB to ranks 1 and 2 at once over a switch (alpha 1 us, 10 us/MiB):
+  // alpha + 2 beta b = 21 us, not 2 (alpha + beta b) = 22 us.
+  const Topology sw = testing::switch_topology(4, 1.0, 10.0);
+  const int64_t mib = 1 << 20;
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}, {0, 2}}), sw, mib, synchronous()).time_us, 21.0,
+              1e-9);
+  // A lone transfer gets the whole port: alpha + beta b.
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}}), sw, mib, synchronous()).time_us, 11.0, 1e-9);
+  // Three at once: 1 + 30 us; with port_lanes = 2 the third waits for a slot (the first two end
+  // at 21 us) and then runs alone: 21 + 11 us.
+  const Program three = point_to_point(4, {{0, 1}, {0, 2}, {0, 3}});
+  EXPECT_NEAR(simulate(three, sw, mib, synchronous()).time_us, 31.0, 1e-9);
+  Topology two_lanes = sw;
+  two_lanes.switches[0].port_lanes = 2;
+  EXPECT_NEAR(simulate(three, two_lanes, mib, synchronous()).time_us, 32.0, 1e-9);
+}
+
+TEST(Simulate, PortShareIsRecomputedWhenATransferEnds) {
+  // 0 -> 1 moves 1 MiB, 0 -> 2 moves 2 MiB (cnt 2), both through rank 0's egress port at
+  // 10 us/MiB after alpha = 1 us: they share until the first ends at 1 + 2 x 10 = 21 us (1 MiB
+  // each), then the second moves its last MiB alone: 31 us = alpha + beta x 3 MiB.
+  Program p = point_to_point(4, {{0, 1}, {0, 2}});
+  for (Threadblock& tb : p.gpus[0].threadblocks) {
+    if (tb.send_peer == 2) tb.steps[0].count = 2;
+  }
+  for (Threadblock& tb : p.gpus[2].threadblocks) tb.steps[0].count = 2;
+  p.gpus[2].output_chunks = 6;
+  const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, synchronous());
+  EXPECT_NEAR(r.time_us, 31.0, 1e-9);
+}
+
+TEST(Simulate, LaunchOverheadIsAddedOnce) {
+  const int n = 4;
+  Topology topo = ring_topology(n, 1.0, 10.0, /*bidirectional=*/false);
+  const double without = simulate(ring_allgather(n), topo, 1 << 20, synchronous()).time_us;
+  EXPECT_NEAR(without, (n - 1) * (1.0 + 10.0), 1e-9);
+  topo.launch_us = 5.0;
+  EXPECT_NEAR(simulate(ring_allgather(n), topo, 1 << 20, synchronous()).time_us, without + 5.0,
+              1e-9);
+  Topology sw = testing::switch_topology(n, 1.0, 10.0);
+  sw.launch_us = 5.0;
+  EXPECT_NEAR(simulate(point_to_point(n, {{0, 1}}), sw, 1 << 20, synchronous()).time_us, 5.0 + 11.0,
+              1e-9);
 }
 
 TEST(Simulate, MultiHopRouteIsCutThrough) {
@@ -346,6 +398,10 @@ TEST(Simulate, ProtocolFactorsAndSlices) {
   o.pipelining = false;
   const SimResult ll = simulate(p, topo, 1 << 20, o);
   EXPECT_NEAR(ll.time_us, 3 * (0.5 + 20.0), 1e-9);
+  // The factors are the topology's (Topology::ll), e.g. a machine model's measured ones.
+  Topology measured = topo;
+  measured.ll = ProtocolCost{0.25, 3.0};
+  EXPECT_NEAR(simulate(p, measured, 1 << 20, o).time_us, 3 * (0.25 + 30.0), 1e-9);
   o.pipelining = true;
   EXPECT_EQ(simulate(p, topo, 1 << 20, o).slices, 32);  // 32 KiB LL slots
   p.protocol = Protocol::kLL128;

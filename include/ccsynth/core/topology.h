@@ -1,8 +1,9 @@
 #pragma once
 // The physical machine: ranks (GPUs/NPUs) grouped into nodes, directed point-to-point links with
-// an alpha-beta cost and a number of parallel lanes, and switches as hyperedges whose per-rank
-// ports carry one transfer in and one out at a time (NVSwitch, an IB fabric). See
-// docs/formats.md for the serialized form and docs/topologies.md for built-ins.
+// an alpha-beta cost and a number of parallel lanes, switches as hyperedges whose per-rank ports
+// share their bandwidth among the transfers using them (NVSwitch, an IB fabric), a per-call launch
+// overhead and per-protocol cost factors. See docs/formats.md for the serialized form,
+// docs/topologies.md for built-ins and docs/simulator.md for the cost model.
 
 #include <optional>
 #include <ostream>
@@ -27,13 +28,16 @@ struct Link {
 };
 
 /// A switch connecting every rank in `ranks` to every other. Each port has one ingress and one
-/// egress direction, each carrying one transfer at a time at `port_beta_us_per_mb`. By default
+/// egress direction of bandwidth 1 / `port_beta_us_per_mb`, shared by the transfers using it:
+/// up to `port_lanes` transfers (0: any number) run through a direction at once, each paying its
+/// alpha concurrently and then moving its bytes at an equal share of the bandwidth
+/// (docs/simulator.md); port_lanes = 1 is a port that carries one transfer at a time. By default
 /// every member rank has its own port. `port_group` models a port shared by several ranks (a
 /// NIC on the PCIe switch of g GPUs): when non-empty, port_group[i] is the port id of ranks[i];
 /// ids are 0..P-1, each used at least once, and members with the same id share ONE ingress and
-/// ONE egress direction of `port_beta_us_per_mb` (one transfer at a time in each direction for
-/// all of them together, so one member alone gets the whole port bandwidth). A connection
-/// through a switch still costs alpha_us + port_beta_us_per_mb * size per transfer.
+/// ONE egress direction of `port_beta_us_per_mb` (its bandwidth shared by all of them together,
+/// so one member alone gets the whole port bandwidth). A lone transfer through a switch costs
+/// alpha_us + port_beta_us_per_mb * size.
 struct Switch {
   std::string name;
   std::vector<int> ranks;
@@ -41,6 +45,7 @@ struct Switch {
   double port_beta_us_per_mb = 0.0;
   std::string kind = "switch";       // nvswitch, ib, ...
   std::vector<int> port_group = {};  // empty: one port per member; else port id per member
+  int port_lanes = 0;                // concurrent transfers per port direction; 0 = unlimited
 
   bool operator==(const Switch&) const = default;
 
@@ -71,6 +76,15 @@ struct Connection {
   double cost_us(double bytes) const;
 };
 
+/// How one NCCL protocol scales every alpha and beta of the topology (docs/simulator.md,
+/// "Protocols"): LL's 16-byte lines carry 8 data bytes (beta x 2) but need no fence (alpha x 0.5).
+struct ProtocolCost {
+  double alpha_factor = 1.0;
+  double beta_factor = 1.0;
+
+  bool operator==(const ProtocolCost&) const = default;
+};
+
 /// A topology. Plain value type: build it field by field, then call validate().
 struct Topology {
   std::string name;
@@ -78,6 +92,13 @@ struct Topology {
   std::vector<std::vector<int>> nodes;  // partition of 0..num_ranks-1
   std::vector<Link> links;
   std::vector<Switch> switches;
+  /// Fixed cost of one collective call (kernel launch and setup), added once to every simulated
+  /// collective and to its lower bound. 0 for the abstract shapes (ring:N, mesh2d, ...).
+  double launch_us = 0.0;
+  /// Per-protocol factors on every alpha and beta (Simple, LL128, LL).
+  ProtocolCost simple{1.0, 1.0};
+  ProtocolCost ll128{1.0, 128.0 / 120.0};
+  ProtocolCost ll{0.5, 2.0};
 
   bool operator==(const Topology&) const = default;
 
@@ -100,7 +121,8 @@ struct Topology {
 /// Checks a topology and throws UserError naming `file` (may be empty), the field and the
 /// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
 /// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,
-/// switch port groups of the wrong size or with ids that are not 0..P-1, unreachable ranks.
+/// switch port groups of the wrong size or with ids that are not 0..P-1, negative port_lanes,
+/// negative launch_us, non-positive protocol factors, unreachable ranks.
 void validate(const Topology& topology, const std::string& file = "");
 
 /// Human-readable multi-line summary (for debugging and test failure messages).

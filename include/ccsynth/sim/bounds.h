@@ -1,7 +1,8 @@
 #pragma once
 // Lower bounds on the time of a collective on a topology (docs/bounds.md), valid for
-// the simulator's cost model: a transfer of b bytes holds one lane of every link or switch port
-// on its route for at least alpha + beta * b.
+// the simulator's cost model: a transfer of b bytes holds one lane of every link on its route
+// for at least alpha + beta * b, a switch port direction moves at most 1 / beta bytes per us,
+// no byte moves before its transfer's alpha, and every call pays Topology::launch_us once.
 
 #include <cstdint>
 
@@ -10,8 +11,8 @@
 
 namespace ccsynth::sim {
 
-/// Scales every alpha and beta of the topology (the simulator's protocol factors), so that the
-/// bound stays below the simulation of a program using that protocol.
+/// Scales every alpha and beta of the topology (the protocol's factors, sim::protocol_cost), so
+/// that the bound stays below the simulation of a program using that protocol.
 struct BoundOptions {
   double alpha_factor = 1.0;
   double beta_factor = 1.0;
@@ -20,8 +21,9 @@ struct BoundOptions {
   int exact_cut_max_ranks = 14;
 };
 
-/// The bound and its parts; lower_bound_us = max(latency_us, bandwidth_us).
+/// The bound and its parts; lower_bound_us = launch_us + max(latency_us, bandwidth_us).
 struct LowerBound {
+  double launch_us = 0.0;     // Topology::launch_us, paid once per collective
   double latency_us = 0.0;    // max over needed (chunk, destination) of the alpha distance
   double bandwidth_us = 0.0;  // max of the per-rank ingress/egress, cut and total-traffic bounds
   double lower_bound_us = 0.0;

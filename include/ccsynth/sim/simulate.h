@@ -5,9 +5,10 @@
 // the interpreter's outer loop walks the tiles of a chunk, the inner loop the instructions), and
 // waits for its cross-threadblock dependency (per slice), for the message it receives and for a
 // free FIFO slot at the receiver before it sends. A transfer of b bytes costs
-// alpha + beta * b (SCCL sec. 3.6) on one lane of every link (or switch port) of its route; a
-// lane carries one transfer at a time, first come first served, so contention is modelled. Local
-// copies and reductions cost time at a memory bandwidth.
+// alpha + beta * b (SCCL sec. 3.6) on one lane of every link of its route (a lane carries one
+// transfer at a time, first come first served); switch ports share their bandwidth among the
+// transfers through them, each paying its alpha concurrently. Local copies and reductions cost
+// time at a memory bandwidth; every collective pays the topology's launch_us once.
 
 #include <cstdint>
 #include <string>
@@ -19,23 +20,23 @@
 
 namespace ccsynth::sim {
 
-/// Cost parameters of one NCCL protocol. Defaults (SimOptions) follow NCCL's buffer layout:
-/// Simple moves 512 KiB per FIFO slot (4 MiB buffer / 8 slots) at full bandwidth; LL128 moves
-/// 120 data bytes per 128-byte line (beta x 128/120, 562.5 KiB per slot); LL moves 8 data bytes
-/// per 16-byte line with a flag (beta x 2, 32 KiB per slot) but needs no fence, so its latency is
-/// halved (alpha x 0.5). These factors are approximations and configurable.
+/// Buffer layout of one NCCL protocol. Defaults (SimOptions) follow NCCL: Simple moves 512 KiB
+/// per FIFO slot (4 MiB buffer / 8 slots); LL128 120 data bytes per 128-byte line (562.5 KiB per
+/// slot); LL 8 data bytes per 16-byte line (32 KiB per slot). The protocols' alpha and beta
+/// factors belong to the machine: Topology::{simple, ll128, ll} (protocol_cost()).
 struct ProtocolParams {
-  double alpha_factor = 1.0;         // multiplies every link's alpha
-  double beta_factor = 1.0;          // multiplies every link's beta
   int64_t slice_bytes = 512 * 1024;  // data bytes of one FIFO slot: chunks are cut into slices
   int fifo_slots = 8;                // sends that may be outstanding on one connection
 };
 
+/// The alpha and beta factors of `protocol` on `topology` (Topology::{simple, ll128, ll}).
+const ProtocolCost& protocol_cost(const Topology& topology, Protocol protocol);
+
 /// Simulation options; every field has a documented default.
 struct SimOptions {
-  ProtocolParams simple{1.0, 1.0, 512 * 1024, 8};
-  ProtocolParams ll128{1.0, 128.0 / 120.0, 576000, 8};
-  ProtocolParams ll{0.5, 2.0, 32 * 1024, 8};
+  ProtocolParams simple{512 * 1024, 8};
+  ProtocolParams ll128{576000, 8};
+  ProtocolParams ll{32 * 1024, 8};
   /// false: one slice per chunk (no pipelining), as SCCL's synchronous cost model assumes.
   bool pipelining = true;
   /// > 0: use exactly this many slices per chunk (overrides slice_bytes and pipelining).
@@ -56,7 +57,8 @@ struct SimOptions {
   const ProtocolParams& params(Protocol protocol) const;
 };
 
-/// Busy time of one link (all lanes together) or switch port. Switch ports are reported as
+/// Busy time of one link (all lanes together) or switch port: a port is busy while at least one
+/// transfer holds it, and its utilization is relative to one port. Switch ports are reported as
 /// {rank, -1} (egress) and {-1, rank} (ingress); a port shared by several ranks
 /// (Switch::port_group) is reported once, under its first member rank.
 struct LinkUsage {
@@ -68,8 +70,8 @@ struct LinkUsage {
 
 /// Result of simulating one size.
 struct SimResult {
-  int64_t bytes = 0;  // per-rank input size (apis.md size convention)
-  double time_us = 0.0;
+  int64_t bytes = 0;                       // per-rank input size (apis.md size convention)
+  double time_us = 0.0;                    // includes Topology::launch_us
   double algbw_gbps = 0.0;                 // nccl_size_bytes / time
   double busbw_gbps = 0.0;                 // algbw * bus_factor
   std::vector<LinkUsage> links;            // topology links in order, then switch ports
