@@ -42,6 +42,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/plan/planner.h"
+#include "ccsynth/plan/reference.h"
 #include "ccsynth/topologies/library.h"
 
 #ifdef CCSYNTH_FIDELITY_DSL
@@ -66,6 +67,9 @@ constexpr int64_t MB = 1024 * KB;
 constexpr int64_t GB = 1024 * MB;
 
 /// How one side of a comparison is made: a registered method with parameters, or a DSL example.
+/// Method name of the planner's NCCL reference (not a registry method).
+constexpr const char* kNcclMethod = "(nccl)";
+
 struct Method {
   std::string label;   // printed in the CSV
   std::string method;  // synth::synthesizers() name ("" for a DSL program)
@@ -134,12 +138,15 @@ Method dsl(const std::string& name, const std::string& flags = "",
 #endif
 }
 
-/// The reference a paper's number is relative to, built through the planner's registry. The
-/// NCCL reference is `ring` today (every edge-disjoint ring, like NCCL's ring search); switch
-/// the "nccl" line when the registry gets a closer NCCL model.
+/// The planner's NCCL reference (plan/reference.h: what NCCL would run, the fastest of its
+/// candidates per size), the same one every table of ccsynth compares with.
+Method nccl() { return {"nccl", kNcclMethod, json::object(), 0, "", ""}; }
+
+/// The reference a paper's number is relative to: the planner's `nccl` reference for NCCL, the
+/// registry's baselines otherwise.
 Method reference_for(const Row& row) {
   const std::string& r = row.reference;
-  if (r == "nccl") return baseline("ring");              // NCCL's ring (TACCL, SCCL, MSCCLang)
+  if (r == "nccl") return nccl();                        // NCCL (TACCL, SCCL, MSCCLang)
   if (r == "nccl-p2p") return baseline("direct");        // NCCL's send/recv alltoall
   if (r == "nccl-send-next") return baseline("direct");  // AllToNext with NCCL send/recv
   if (r == "ring") return tacos_ring();                  // TACOS' one bidirectional ring
@@ -281,6 +288,27 @@ void record(Job& job, const plan::PlanResult& result) {
   }
 }
 
+// The planner's NCCL reference on the request's collective, topology and sizes.
+void run_nccl(Job& job, const Topology& topology, const plan::PlanRequest& request) {
+  const Collective collective =
+      request.collective ? *request.collective
+                         : make_collective(request.kind, topology.num_ranks, 1, request.root);
+  plan::EvaluateOptions options;
+  options.topology = &topology;
+  options.sizes = request.sizes;
+  compiler::CompileOptions base = plan::compile_options(request);
+  const std::optional<plan::Evaluated> evaluated =
+      plan::evaluate_nccl(collective, topology, base, request.variants, options);
+  if (!evaluated) {
+    job.error = "no NCCL algorithm applies";
+    return;
+  }
+  plan::PlanResult result;
+  result.sizes = request.sizes;
+  result.program = *evaluated;
+  record(job, result);
+}
+
 #ifdef CCSYNTH_FIDELITY_DSL
 void run_dsl(Job& job, const Topology& topology, plan::PlanRequest request) {
   const examples::Example example = job.method.dsl == "ring_allreduce"
@@ -328,7 +356,9 @@ void run_job(Job& job, double time_limit) {
     } else {
       request.kind = parse_collective_kind(job.collective);
     }
-    if (job.method.method.empty()) {
+    if (job.method.method == kNcclMethod) {
+      run_nccl(job, topology, request);
+    } else if (job.method.method.empty()) {
 #ifdef CCSYNTH_FIDELITY_DSL
       run_dsl(job, topology, request);
 #endif
