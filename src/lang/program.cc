@@ -22,8 +22,6 @@ std::string slot_text(int rank, const Buffer& buffer, int index, int count = 1) 
   return "rank " + text(rank) + " " + to_string(buffer) + range_text(index, count);
 }
 
-std::string op_name(OpKind kind) { return kind == OpKind::kCopy ? "copy" : "reduce"; }
-
 // Describes a value for messages: "chunk 5", "chunk 5 reduced over 3 of 8 contributions".
 std::string value_text(const Collective& c, const Value& v) {
   if (!v.initialized()) return "nothing (uninitialized)";
@@ -32,18 +30,6 @@ std::string value_text(const Collective& c, const Value& v) {
     out += " with " + text(static_cast<int>(v.parts.size())) + " of " +
            text(static_cast<int>(c.chunks[v.chunk].pre.size())) + " contributions";
   }
-  return out;
-}
-
-bool disjoint(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> common;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
-  return common.empty();
-}
-
-std::vector<int> merged(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> out;
-  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
   return out;
 }
 
@@ -106,6 +92,12 @@ ChunkRef ChunkRef::reduce_at(const std::string& where, const ChunkRef& other,
 
 namespace {
 
+// The key of an input or output location core's input_location / output_location placed.
+LocationKey key_of(int rank, const BufferRef& ref) {
+  return {rank, ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput,
+          "", ref.index};
+}
+
 void check_options(const ProgramOptions& o) {
   if (o.instances < 1 || o.instances > kMaxChannels) {
     throw UserError("", "instances",
@@ -124,12 +116,8 @@ DslProgram::DslProgram(Collective collective, ProgramOptions options)
   for (int k = 0; k < collective_.num_chunks(); ++k) {
     const auto& pre = collective_.chunks[k].pre;
     for (int j = 0; j < static_cast<int>(pre.size()); ++j) {
-      const BufferRef ref = input_location(collective_, pre[j], options_.inplace);
-      const LocationKey key{
-          pre[j].rank,
-          ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput, "",
-          ref.index};
-      Location& loc = state_->locations[key];
+      Location& loc = state_->locations[key_of(
+          pre[j].rank, input_location(collective_, pre[j], options_.inplace))];
       loc.value = Value{k, collective_.combining ? std::vector<int>{j} : std::vector<int>{}};
     }
   }
@@ -154,11 +142,9 @@ LocationKey location_key(const Collective& c, bool inplace, int rank, const Buff
                         text(size - 1) + "] of rank " + text(rank));
   }
   if (buffer.kind == BufferKind::kScratch) return {rank, BufferKind::kScratch, buffer.name, index};
-  const BufferRef ref = buffer.kind == BufferKind::kInput
-                            ? input_location(c, Slot{rank, index}, inplace)
-                            : output_location(c, Slot{rank, index}, inplace);
-  return {rank, ref.buffer == ccsynth::Buffer::kOutput ? BufferKind::kOutput : BufferKind::kInput,
-          "", ref.index};
+  return key_of(rank, buffer.kind == BufferKind::kInput
+                          ? input_location(c, Slot{rank, index}, inplace)
+                          : output_location(c, Slot{rank, index}, inplace));
 }
 
 void check_count(int count, const std::string& where, const std::string& what) {
@@ -178,28 +164,38 @@ ChunkRef DslProgram::chunk(int rank, const Buffer& buffer, int index, int count,
 ChunkRef DslProgram::chunk_at(const std::string& where, int rank, const Buffer& buffer, int index,
                               int count) {
   check_count(count, where, "chunk");
+  const std::vector<LocationKey> keys = keys_of(rank, buffer, index, count, where, "chunk");
   for (int i = 0; i < count; ++i) {
-    const LocationKey key =
-        location_key(collective_, options_.inplace, rank, buffer, index + i, where, "chunk");
-    auto it = state_->locations.find(key);
+    auto it = state_->locations.find(keys[i]);
     if (it == state_->locations.end() || !it->second.value.initialized()) {
       throw UserError(
           where, "chunk",
           slot_text(rank, buffer, index + i) + " is uninitialized (nothing was copied there yet)");
     }
   }
-  return make_ref(rank, buffer, index, count, where);
+  return make_ref(rank, buffer, index, keys);
 }
 
-ChunkRef DslProgram::make_ref(int rank, const Buffer& buffer, int index, int count,
-                              const std::string& where) {
-  std::vector<uint64_t> versions;
+std::vector<LocationKey> DslProgram::keys_of(int rank, const Buffer& buffer, int index, int count,
+                                             const std::string& where,
+                                             const std::string& what) const {
+  std::vector<LocationKey> keys;
   for (int i = 0; i < count; ++i) {
-    const LocationKey key =
-        location_key(collective_, options_.inplace, rank, buffer, index + i, where, "chunk");
-    versions.push_back(state_->locations[key].version);
+    keys.push_back(
+        location_key(collective_, options_.inplace, rank, buffer, index + i, where, what));
   }
-  return ChunkRef(this, rank, buffer, index, count, std::move(versions));
+  return keys;
+}
+
+ChunkRef DslProgram::make_ref(int rank, const Buffer& buffer, int index,
+                              const std::vector<LocationKey>& keys) {
+  std::vector<uint64_t> versions;
+  for (const LocationKey& key : keys) versions.push_back(state_->locations[key].version);
+  return ChunkRef(this, rank, buffer, index, static_cast<int>(keys.size()), std::move(versions));
+}
+
+int DslProgram::parallel_factor() const {
+  return std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), 1, std::multiplies<>());
 }
 
 void DslProgram::begin_parallelize(int factor, const std::string& where) {
@@ -207,8 +203,7 @@ void DslProgram::begin_parallelize(int factor, const std::string& where) {
     throw UserError(where, "parallelize",
                     "factor must be in 1.." + text(kMaxChannels) + ", got " + text(factor));
   }
-  const int total =
-      std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), factor, std::multiplies<>());
+  const int total = parallel_factor() * factor;
   if (total > kMaxChannels) {
     throw UserError(where, "parallelize",
                     "nested factors multiply to " + text(total) + ", more than the " +
@@ -237,13 +232,11 @@ std::map<std::string, int> DslProgram::scratch_sizes() const { return state_->sc
 namespace {
 
 // UserError when `ref` is not the latest reference to each of its locations.
-void check_fresh(const Collective& c, bool inplace, const ChunkRef& ref,
+void check_fresh(const ChunkRef& ref, const std::vector<LocationKey>& keys,
                  const std::vector<uint64_t>& versions, const std::map<LocationKey, Location>& locs,
                  const std::vector<Operation>& ops, OpKind kind, const std::string& where) {
   for (int i = 0; i < ref.count(); ++i) {
-    const LocationKey key =
-        location_key(c, inplace, ref.rank(), ref.buffer(), ref.index() + i, where, op_name(kind));
-    const Location& loc = locs.at(key);
+    const Location& loc = locs.at(keys[i]);
     if (loc.version == versions[i]) continue;
     std::string by = loc.last_writer >= 0 ? "the " + op_name(ops[loc.last_writer].kind) + " at " +
                                                 ops[loc.last_writer].where
@@ -271,11 +264,13 @@ ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& ta
                     "reduce in " + collective_.name +
                         ", which is not a combining collective (only copies move its chunks)");
   }
-  check_fresh(collective_, options_.inplace, src, src.versions_, state_->locations, operations_,
-              kind, where);
+  const std::vector<LocationKey> src_keys =
+      keys_of(src.rank(), src.buffer(), src.index(), count, where, what);
+  check_fresh(src, src_keys, src.versions_, state_->locations, operations_, kind, where);
+  const std::vector<LocationKey> dst_keys =
+      keys_of(dst_rank, dst_buffer, dst_index, count, where, what);
   if (kind == OpKind::kReduce) {
-    check_fresh(collective_, options_.inplace, target, target.versions_, state_->locations,
-                operations_, kind, where);
+    check_fresh(target, dst_keys, target.versions_, state_->locations, operations_, kind, where);
   }
   Operation op;
   op.kind = kind;
@@ -287,19 +282,10 @@ ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& ta
   op.dst_index = dst_index;
   op.count = count;
   op.directives = directives;
-  op.parallel =
-      std::accumulate(parallel_stack_.begin(), parallel_stack_.end(), 1, std::multiplies<>());
+  op.parallel = parallel_factor();
   op.where = where;
   check_directives(op);
 
-  std::vector<LocationKey> src_keys;
-  std::vector<LocationKey> dst_keys;
-  for (int i = 0; i < count; ++i) {
-    src_keys.push_back(location_key(collective_, options_.inplace, op.src_rank, op.src_buffer,
-                                    op.src_index + i, where, what));
-    dst_keys.push_back(location_key(collective_, options_.inplace, op.dst_rank, op.dst_buffer,
-                                    op.dst_index + i, where, what));
-  }
   for (int i = 0; i < count; ++i) {
     for (int j = 0; j < count; ++j) {
       if (kind == OpKind::kCopy && src_keys[i] == dst_keys[j]) {
@@ -365,7 +351,7 @@ ChunkRef DslProgram::record(OpKind kind, const ChunkRef& src, const ChunkRef& ta
   }
   operations_.push_back(std::move(op));
   state_->traced.push_back(std::move(traced));
-  return make_ref(dst_rank, dst_buffer, dst_index, count, where);
+  return make_ref(dst_rank, dst_buffer, dst_index, dst_keys);
 }
 
 // ---------------------------------------------------------------------------------------------

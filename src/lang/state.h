@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <compare>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -25,6 +26,23 @@ struct Value {
   bool initialized() const { return chunk >= 0; }
   bool operator==(const Value&) const = default;
 };
+
+/// "copy" or "reduce", as messages name an operation.
+inline std::string op_name(OpKind kind) { return kind == OpKind::kCopy ? "copy" : "reduce"; }
+
+/// Whether two ascending contribution lists share no element.
+inline bool disjoint(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> common;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
+  return common.empty();
+}
+
+/// The union of two ascending contribution lists, ascending.
+inline std::vector<int> merged(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
 
 /// A location after in-place aliasing: (rank, buffer, index) with input/output mapped to the
 /// buffer that holds them (core/program.h input_location, output_location).

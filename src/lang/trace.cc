@@ -25,12 +25,6 @@ bool includes_all(const std::vector<int>& big, const std::vector<int>& small) {
   return std::includes(big.begin(), big.end(), small.begin(), small.end());
 }
 
-bool disjoint(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<int> common;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
-  return common.empty();
-}
-
 std::string parts_text(const std::vector<int>& parts) {
   return text(static_cast<int>(parts.size())) + " contributions";
 }
@@ -80,7 +74,7 @@ class AlgorithmBuilder {
     if (!collective_.combining) return OpKind::kCopy;
     const Held& src = held_[{op.src_rank, v.chunk}];
     if (src.parts != v.parts) {
-      throw UserError(op.where, describe_kind(op),
+      throw UserError(op.where, op_name(op.kind),
                       "rank " + text(op.src_rank) + " sends chunk " + text(v.chunk) + " with " +
                           parts_text(v.parts) + " while it holds a partial with " +
                           parts_text(src.parts) +
@@ -92,15 +86,11 @@ class AlgorithmBuilder {
       return OpKind::kCopy;
     }
     if (dst.present && disjoint(v.parts, dst.parts)) return OpKind::kReduce;
-    throw UserError(op.where, describe_kind(op),
+    throw UserError(op.where, op_name(op.kind),
                     "rank " + text(op.dst_rank) + " holds chunk " + text(v.chunk) + " with " +
                         parts_text(dst.parts) + ", which overlaps the " + parts_text(v.parts) +
                         " arriving without containing them; the Algorithm IR keeps one value "
                         "of a chunk per rank");
-  }
-
-  static std::string describe_kind(const Operation& op) {
-    return op.kind == OpKind::kCopy ? "copy" : "reduce";
   }
 
   // Earliest step at which the op reads its source after it was written and writes its
@@ -125,14 +115,7 @@ class AlgorithmBuilder {
 
   void update(const Operation& op, const Value& v, OpKind kind, int step) {
     Held& dst = held_[{op.dst_rank, v.chunk}];
-    if (kind == OpKind::kCopy) {
-      dst.parts = v.parts;
-    } else {
-      std::vector<int> all;
-      std::set_union(dst.parts.begin(), dst.parts.end(), v.parts.begin(), v.parts.end(),
-                     std::back_inserter(all));
-      dst.parts = std::move(all);
-    }
+    dst.parts = kind == OpKind::kCopy ? v.parts : merged(dst.parts, v.parts);
     dst.present = true;
     for (int j = 0; j < factor_; ++j) {
       const int sub = v.chunk * factor_ + j;
@@ -179,13 +162,13 @@ class AlgorithmBuilder {
   // The instances' channels and threadblocks must stay within the runtime's limits.
   static void check_limits(const Operation& op, const ChunkOp& c) {
     if (c.channel >= kMaxChannels) {
-      throw UserError(op.where, describe_kind(op),
+      throw UserError(op.where, op_name(op.kind),
                       "parallelize(" + text(op.parallel) + ") needs channel " + text(c.channel) +
                           ", over the runtime's " + text(kMaxChannels) +
                           " channels (instance i of channel c uses c + i * (largest channel + 1))");
     }
     if (std::max(c.send_tb, c.recv_tb) >= kMaxThreadblocks) {
-      throw UserError(op.where, describe_kind(op),
+      throw UserError(op.where, op_name(op.kind),
                       "parallelize(" + text(op.parallel) + ") needs threadblock " +
                           text(std::max(c.send_tb, c.recv_tb)) + ", over the runtime's " +
                           text(kMaxThreadblocks));

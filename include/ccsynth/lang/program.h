@@ -101,6 +101,7 @@ struct ProgramOptions {
 };
 
 class DslProgram;
+struct LocationKey;  // src/lang/state.h
 
 /// A reference to `count` consecutive chunks of one buffer of one rank, as they were when the
 /// reference was made. Only the latest reference to a location may be used; using one whose
@@ -212,7 +213,11 @@ class DslProgram {
   friend class ChunkRef;
   struct State;
 
-  ChunkRef make_ref(int rank, const Buffer& buffer, int index, int count, const std::string& where);
+  std::vector<LocationKey> keys_of(int rank, const Buffer& buffer, int index, int count,
+                                   const std::string& where, const std::string& what) const;
+  ChunkRef make_ref(int rank, const Buffer& buffer, int index,
+                    const std::vector<LocationKey>& keys);
+  int parallel_factor() const;  // the enclosing parallelize() factors, multiplied
   ChunkRef record(OpKind kind, const ChunkRef& src, const ChunkRef& dst_or_target, int dst_rank,
                   const Buffer& dst_buffer, int dst_index, const Directives& directives,
                   const std::string& where);
