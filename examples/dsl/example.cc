@@ -75,16 +75,12 @@ Evaluations evaluations(const std::string& name, const plan::PlanResult& result,
 }
 
 // Plans a registered method (a baseline) on the same collective, sizes and compilation.
-plan::PlanResult plan_method(const std::string& method, const lang::DslProgram& program,
+plan::PlanResult plan_method(const std::string& method, const DslProgram& program,
                              const plan::PlanRequest& base) {
-  plan::PlanRequest request = base;
+  plan::PlanRequest request = plan::compiled_as(program, base);
   request.method = method;
   request.collective = program.collective();
-  request.compile.instances = program.options().instances;
-  request.compile.protocol = program.options().protocol;
-  request.compile.inplace = program.options().inplace;
   request.compile.name = method;
-  request.variants = plan::VariantSpace{{program.options().instances}, {true, false}, {false}};
   request.compare_with_nccl = false;
   return plan::plan(request);
 }

@@ -13,6 +13,11 @@ namespace ccsynth::plan {
 /// size is kept, as `ccsynth demo` does).
 inline const std::vector<int> kNcclInstances = {1, 2, 4};
 
+/// `request` set to compile exactly as `program` asks: its name, instances, protocol and
+/// in-place choice, with and without fusion. Used for the program and for anything compared
+/// with it on equal terms (e.g. a baseline of the same algorithm).
+PlanRequest compiled_as(const lang::DslProgram& program, PlanRequest request);
+
 /// Traces `program` (UserError when it misses its postcondition or cannot be lowered), then
 /// evaluates it on `request.topology` at `request.sizes` (default 1 MiB). The request's method,
 /// kind, chunks, root, collective and variants are ignored: the program fixes them.
