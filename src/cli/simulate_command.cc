@@ -197,8 +197,8 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")
       ->check(kNonNegative);
   cmd->add_option("--memory-gbps", o->memory_gbps,
-                  "Bandwidth of local copies and reductions in GB/s (0 = free)")
-      ->capture_default_str()
+                  "Bandwidth of local copies and reductions in GB/s (0 = free; default: the "
+                  "topology's memory_gbps, 1000 on GPU machines, free on the abstract shapes)")
       ->check(kNonNegative);
   cmd->add_flag("--links", o->show_links, "Table: per-link busy time at the largest size");
   cmd->add_flag("--critical-path", o->show_critical_path,

@@ -287,6 +287,10 @@ void validate(const Topology& t, const std::string& file) {
   validate_nodes(t, file);
   validate_links(t, file);
   validate_switches(t, file);
+  if (!(t.memory_gbps >= 0.0) || t.memory_gbps > 1e300) {
+    throw UserError(file, "memory_gbps",
+                    "must be >= 0 and finite, got " + std::to_string(t.memory_gbps));
+  }
   if (!(t.launch_us >= 0.0) || t.launch_us > 1e300) {
     throw UserError(file, "launch_us",
                     "must be >= 0 and finite, got " + std::to_string(t.launch_us));
@@ -320,6 +324,7 @@ std::ostream& operator<<(std::ostream& os, const Topology& t) {
     os << "\n";
   }
   if (t.launch_us > 0.0) os << "  launch " << t.launch_us << "us\n";
+  os << "  memory " << t.memory_gbps << " GB/s\n";
   return os;
 }
 

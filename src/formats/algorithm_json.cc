@@ -127,6 +127,7 @@ Json algorithm_to_json(const Algorithm& a) {
          {"topology", a.topology},
          {"collective", collective_field(a.collective)}};
   if (!a.rounds_per_step.empty()) j["rounds_per_step"] = a.rounds_per_step;
+  if (a.routed) j["routed"] = true;
   j["ops"] = std::move(ops);
   return j;
 }
@@ -136,11 +137,12 @@ Algorithm algorithm_from_json(const Json& json, const std::string& file) {
   r.require_object();
   r.require_header(kFormat, kVersion);
   r.reject_unknown_keys(
-      {"format", "version", "name", "topology", "collective", "rounds_per_step", "ops"});
+      {"format", "version", "name", "topology", "collective", "rounds_per_step", "routed", "ops"});
   Algorithm a;
   a.name = r.get_string("name", "");
   a.topology = r.get_string("topology", "");
   a.collective = collective_from_field(r);
+  a.routed = r.get_bool("routed", false);
   if (r.has("rounds_per_step")) {
     const Json& rounds = r.get_array("rounds_per_step");
     for (size_t i = 0; i < rounds.size(); ++i) {

@@ -125,6 +125,8 @@ Json topology_to_json(const Topology& t) {
            {"switches", std::move(switches)}};
   // Written only when set, so documents without them round-trip unchanged.
   if (t.launch_us != 0.0) out["launch_us"] = t.launch_us;
+  if (t.memory_gbps != Topology{}.memory_gbps) out["memory_gbps"] = t.memory_gbps;
+  if (t.shared_links) out["shared_links"] = true;
   Json protocols = protocols_to_json(t);
   if (!protocols.empty()) out["protocols"] = std::move(protocols);
   return out;
@@ -134,11 +136,13 @@ Topology topology_from_json(const Json& json, const std::string& file) {
   const JsonReader r(json, file);
   r.require_header(kFormat, kVersion);
   r.reject_unknown_keys({"format", "version", "name", "ranks", "nodes", "links", "switches",
-                         "launch_us", "protocols"});
+                         "launch_us", "memory_gbps", "shared_links", "protocols"});
   Topology t;
   t.name = r.get_string("name");
   t.num_ranks = r.get_int("ranks");
   t.launch_us = r.get_double("launch_us", 0.0);
+  t.memory_gbps = r.get_double("memory_gbps", Topology{}.memory_gbps);
+  t.shared_links = r.get_bool("shared_links", false);
   if (r.has("protocols")) protocols_from_json(r.child("protocols"), t);
   if (r.has("nodes")) {
     const Json& nodes = r.get_array("nodes");
@@ -189,7 +193,8 @@ std::string inline_array(const Json& array) {
 std::string write_topology_json(const Topology& t) {
   const Json doc = topology_to_json(t);
   std::string out = "{\n";
-  for (const char* key : {"format", "version", "name", "ranks", "launch_us", "protocols"}) {
+  for (const char* key : {"format", "version", "name", "ranks", "launch_us", "memory_gbps",
+                          "shared_links", "protocols"}) {
     if (!doc.contains(key)) continue;
     out += "  \"" + std::string(key) + "\": " + doc[key].dump() + ",\n";
   }

@@ -18,7 +18,12 @@ Network::Network(const Topology& topology) : topology_(topology) {
       links_from_[link.src].push_back(static_cast<int>(i));
     }
     const int lanes = std::max(1, link.lanes);
-    add_group(lanes, lanes, link.beta_us_per_mb / kBytesPerMb, false);
+    const double beta = link.beta_us_per_mb / kBytesPerMb;
+    if (topology.shared_links) {  // any number of transfers split the lanes' bandwidth
+      add_group(std::numeric_limits<int>::max(), 1, beta / lanes, true);
+    } else {
+      add_group(lanes, lanes, beta, false);
+    }
   }
   switch_egress_group_.resize(topology.switches.size());
   for (size_t s = 0; s < topology.switches.size(); ++s) {

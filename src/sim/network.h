@@ -1,6 +1,8 @@
 #pragma once
 // Internal to sim: the topology as lane groups and routes between ranks. Link i is a group of
-// `lanes` lanes that each carry one transfer at a time at the link's bandwidth. Every switch
+// `lanes` lanes that each carry one transfer at a time at the link's bandwidth, or, on a
+// topology with shared_links, one group that every transfer on it holds at once, splitting
+// the bandwidth of all its lanes equally (like a switch port with port_lanes 0). Every switch
 // port has an egress and an ingress group whose bandwidth is shared: up to Switch::port_lanes
 // transfers (any number for 0) hold it at once, and those moving bytes split its bandwidth
 // equally (docs/simulator.md). A send between ranks without a direct connection follows a

@@ -232,8 +232,9 @@ class Simulator {
           1.0, std::ceil(chunk_bytes_ / static_cast<double>(params_.slice_bytes))));
     }
     slice_bytes_ = chunk_bytes_ / slices_;
-    memory_us_per_byte_ =
-        options_.memory_bandwidth_gbps > 0.0 ? 1.0 / (options_.memory_bandwidth_gbps * 1e3) : 0.0;
+    const double gbps = options_.memory_bandwidth_gbps < 0.0 ? topology_.memory_gbps
+                                                             : options_.memory_bandwidth_gbps;
+    memory_us_per_byte_ = gbps > 0.0 ? 1.0 / (gbps * 1e3) : 0.0;
   }
 
   void build_threadblocks() {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -97,6 +98,15 @@ std::vector<int> reversed(std::vector<int> ring) {
   return ring;
 }
 
+// The logical ring in rank order that topology-unaware libraries run (TACOS sec. V.A: "a
+// logical Ring mapped over the physical topology"), followed by its reverse when bidirectional.
+std::vector<std::vector<int>> rank_order_rings(int num_ranks, bool bidirectional) {
+  std::vector<int> ring(num_ranks);
+  std::iota(ring.begin(), ring.end(), 0);
+  if (!bidirectional) return {ring};
+  return {ring, reversed(ring)};
+}
+
 // The rings kRing uses: as many as requested/available, no more than chunks per rank.
 std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
                                            const BaselineOptions& o) {
@@ -105,7 +115,9 @@ std::vector<std::vector<int>> choose_rings(const Collective& c, const Net& net,
     reject(std::to_string(o.rings) + " rings need at least " + std::to_string(o.rings) +
            " chunks per rank to spread over them (got " + std::to_string(c.chunks_per_rank) + ")");
   }
-  auto rings = o.ring_list.empty() ? net.rings(o.rings, o.bidirectional) : o.ring_list;
+  auto rings = !o.ring_list.empty() ? o.ring_list
+               : o.end_to_end       ? rank_order_rings(c.num_ranks, o.bidirectional)
+                                    : net.rings(o.rings, o.bidirectional);
   if (o.rings > 0 && static_cast<int>(rings.size()) > o.rings) rings.resize(o.rings);
   if (rings.empty()) {
     reject("topology " + net.topology().name +
@@ -285,7 +297,15 @@ Algorithm make_dbt(const Collective& c, const Topology& t, const BaselineOptions
     if (parent_a[q] >= 0) edges.push_back({q, parent_a[q]});
     if (parent_b[q] >= 0) edges.push_back({q, parent_b[q]});
   }
-  const auto map = Net(t).embed(n, edges, rooted ? c.root : -1);
+  // End to end: tree positions are ranks (NCCL's and ASTRA-sim's trees over rank indices),
+  // neighbours without a connection reached through the network.
+  std::optional<std::vector<int>> map;
+  if (o.end_to_end && (!rooted || c.root == 0)) {
+    map.emplace(n);
+    std::iota(map->begin(), map->end(), 0);
+  } else {
+    map = Net(t).embed(n, edges, rooted ? c.root : -1);
+  }
   if (!map) {
     reject(
         "the double binary tree needs two-way connections between tree neighbours, and no "
@@ -423,7 +443,52 @@ Algorithm direct_custom(const Collective& c, const Topology& t) {
   return a;
 }
 
-Algorithm make_direct(const Collective& c, const Topology& t) {
+// Direct end to end (ASTRA-sim's Direct, NCCL's p2p): every block goes straight from its
+// source to each destination in one step; the network routes sends between unconnected ranks.
+Algorithm direct_end_to_end(const Collective& c, const Topology& t) {
+  const int R = c.num_ranks, C = c.chunks_per_rank;
+  auto fan_out = [&](CK kind, const auto& block_of_pair) {
+    Algorithm a = empty_algorithm(c, t, kind, "direct");
+    for (int s = 0; s < R; ++s)
+      for (int d = 0; d < R; ++d)
+        if (s != d) {
+          if (auto block = block_of_pair(s, d)) emit(a, *block, s, d, OpKind::kCopy, 0);
+        }
+    return a;
+  };
+  auto from_root = [&](int s, const Block& block) {
+    return s == c.root ? std::optional<Block>(block) : std::nullopt;
+  };
+  auto allgather = [&] {
+    return fan_out(CK::kAllGather, [&](int s, int) { return std::optional(rank_block(s, C)); });
+  };
+  auto broadcast = [&] {
+    return fan_out(CK::kBroadcast, [&](int s, int) { return from_root(s, {{0, C}}); });
+  };
+  auto scatter = [&] {
+    return fan_out(CK::kScatter, [&](int s, int d) { return from_root(s, rank_block(d, C)); });
+  };
+  switch (c.kind) {
+    case CK::kAllGather: return allgather();
+    case CK::kReduceScatter: return invert(allgather());
+    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
+    case CK::kBroadcast: return broadcast();
+    case CK::kReduce: return invert(broadcast());
+    case CK::kScatter: return scatter();
+    case CK::kGather: return invert(scatter());
+    case CK::kAllToAll:
+      return fan_out(CK::kAllToAll,
+                     [&](int s, int d) { return std::optional(Block{pair_range(s, d, R, C)}); });
+    default: break;
+  }
+  Algorithm a = empty_algorithm(c, t, CK::kCustom, "direct");
+  for (const auto& [pair, chunks] : point_to_point(c))
+    emit(a, ranges_of(chunks), pair.first, pair.second, OpKind::kCopy, 0);
+  return a;
+}
+
+Algorithm make_direct(const Collective& c, const Topology& t, const BaselineOptions& o) {
+  if (o.end_to_end) return direct_end_to_end(c, t);
   const Net net(t);
   const int R = c.num_ranks, C = c.chunks_per_rank;
   auto allgather = [&] {
@@ -827,7 +892,7 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
   Algorithm a;
   switch (kind) {
     case BaselineKind::kRing: a = make_ring(c, t, o); break;
-    case BaselineKind::kDirect: a = make_direct(c, t); break;
+    case BaselineKind::kDirect: a = make_direct(c, t, o); break;
     case BaselineKind::kRecursiveDoubling:
     case BaselineKind::kRhd: a = make_recursive(kind, c, t); break;
     case BaselineKind::kDbt: a = make_dbt(c, t, o); break;
@@ -840,6 +905,7 @@ Algorithm make_baseline(BaselineKind kind, const Collective& c, const Topology& 
   a.name = to_string(kind) + "_" + c.name;
   a.topology = t.name;
   a.collective = c;
+  a.routed = o.end_to_end;
   sort_ops(a);
   return a;
 }

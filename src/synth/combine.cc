@@ -116,6 +116,7 @@ Algorithm invert(const Algorithm& algorithm) {
     out.ops.push_back(op);
   }
   out.rounds_per_step.assign(algorithm.rounds_per_step.rbegin(), algorithm.rounds_per_step.rend());
+  out.routed = algorithm.routed;
   sort_ops(out);
   return out;
 }
@@ -140,6 +141,7 @@ Algorithm allreduce_from(const Algorithm& reducescatter, const Algorithm& allgat
   out.name = reducescatter.name + "+" + allgather.name;
   out.topology = reducescatter.topology.empty() ? allgather.topology : reducescatter.topology;
   out.collective = make_collective(CollectiveKind::kAllReduce, rs.num_ranks, rs.chunks_per_rank);
+  out.routed = reducescatter.routed || allgather.routed;
   const int shift = reducescatter.num_steps();
   for (ChunkOp op : reducescatter.ops) {
     op.start_us = -1;

@@ -202,7 +202,9 @@ BaselineOptions baseline_options(BaselineKind kind, const Topology& topology,
     throw UserError("", "bidirectional", "bidirectional and one-way exclude each other");
   }
   options.bidirectional = flag(o, "bidirectional");
-  if (kind == BaselineKind::kRing && !options.bidirectional && !flag(o, "one-way")) {
+  options.end_to_end = flag(o, "end-to-end");
+  if (kind == BaselineKind::kRing && !options.end_to_end && !options.bidirectional &&
+      !flag(o, "one-way")) {
     NcclRings nccl = nccl_rings(topology);
     options.bidirectional = nccl.bidirectional;
     options.ring_list = std::move(nccl.rings);
@@ -228,12 +230,25 @@ std::vector<SynthParam> baseline_params(BaselineKind kind) {
                "rings to use (0 = every edge-disjoint ring the lanes allow, like NCCL)", true},
               {"bidirectional", ParamKind::kBool,
                "use every ring in both directions (default: where the links allow)"},
-              {"one-way", ParamKind::kBool, "use the rings in one direction only"}};
+              {"one-way", ParamKind::kBool, "use the rings in one direction only"},
+              {"end-to-end", ParamKind::kBool,
+               "one logical ring in rank order, sends routed by the network (ASTRA-sim's Ring, "
+               "TACOS sec. V.A)"}};
+    case BaselineKind::kDirect:
+      return {{"end-to-end", ParamKind::kBool,
+               "every block straight to its destination in one step, routed by the network "
+               "(ASTRA-sim's Direct, NCCL's p2p); default: relay and multicast over shortest "
+               "paths"}};
     case BaselineKind::kChain:
     case BaselineKind::kTree:
-    case BaselineKind::kDbt:
       return {
           {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true}};
+    case BaselineKind::kDbt:
+      return {
+          {"pipeline", ParamKind::kInt, "pieces the data is cut into for pipelining", false, true},
+          {"end-to-end", ParamKind::kBool,
+           "trees over rank indices as NCCL and ASTRA-sim build them, sends routed by the network "
+           "(default: placed so tree neighbours are connected)"}};
     case BaselineKind::kHier:
       return {{"parallel", ParamKind::kInt,
                "allreduce: parts per intra-node group, each on its own channels (0 = one per "

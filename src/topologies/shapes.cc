@@ -154,6 +154,9 @@ Topology make_shape(const std::string& shape, const std::vector<int>& dims,
     CCSYNTH_CHECK(false) << "unknown shape " << shape;
   }
   if (t.nodes.empty()) t.nodes = {rank_range(0, t.num_ranks)};
+  // The abstract NPUs of TACOS's ASTRA-sim: local reductions are free, links shared by flows.
+  t.memory_gbps = 0.0;
+  t.shared_links = true;
   sort_links(t);
   return t;
 }

@@ -82,7 +82,8 @@ bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, s
   if (op.kind == OpKind::kReduce && !c.combining) {
     return fail(ViolationKind::kStructure, "reduce in a non-combining collective");
   }
-  if (topology && !topology->connection(op.src, op.dst)) {
+  // A routed algorithm leaves the path to the network (the simulator routes it).
+  if (topology && !a.routed && !topology->connection(op.src, op.dst)) {
     return fail(ViolationKind::kStructure, "no link or switch connects " + std::to_string(op.src) +
                                                " to " + std::to_string(op.dst) + " in " +
                                                topology->name);

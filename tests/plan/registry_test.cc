@@ -65,7 +65,9 @@ TEST(Registry, ParametersAreChecked) {
   EXPECT_EQ(field_of(find_synthesizer("tacos"), {{"trials", 0}}),
             "tacos parameter 'trials': must be > 0, got 0");
   EXPECT_EQ(field_of(find_synthesizer("direct"), {{"rings", 2}}),
-            "rings: not a parameter of direct (it takes none)");
+            "rings: not a parameter of direct (it takes end-to-end)");
+  EXPECT_EQ(field_of(find_synthesizer("rhd"), {{"rings", 2}}),
+            "rings: not a parameter of rhd (it takes none)");
   EXPECT_EQ(field_of(find_synthesizer("ring"), {{"bidirectional", 1}}),
             "ring parameter 'bidirectional': expected flag, got 1");
 }

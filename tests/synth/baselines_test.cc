@@ -534,5 +534,46 @@ TEST(Baselines, CooperativeAllToNextUsesEveryNicOfTheNode) {
   compile_verified(one);
 }
 
+// End to end (ASTRA-sim's Direct and logical Ring, TACOS sec. V.A): every op goes straight from
+// source to destination, the Algorithm says it is routed, and it verifies on topologies where
+// most pairs have no link; without `routed` the verifier rejects those ops.
+TEST(Baselines, EndToEndBaselinesAreRoutedAndVerify) {
+  BaselineOptions o;
+  o.end_to_end = true;
+  for (const std::string name : {"ring:8", "mesh2d:3x3", "rfs:2x4x2"}) {
+    const Topology& t = topology(name);
+    const int R = t.num_ranks;
+    for (CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
+          CollectiveKind::kAllToAll, CollectiveKind::kBroadcast, CollectiveKind::kGather}) {
+      const Collective c = make_collective(kind, R, 1);
+      Algorithm a = make_baseline(BaselineKind::kDirect, c, t, o);
+      EXPECT_TRUE(a.routed);
+      EXPECT_TRUE(verify::verify_algorithm(a, &t).ok()) << name << " " << c.name;
+      const bool rooted = kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kGather;
+      const int per_phase = rooted ? R - 1 : R * (R - 1);
+      EXPECT_EQ(static_cast<int>(a.ops.size()),
+                kind == CollectiveKind::kAllReduce ? 2 * per_phase : per_phase)
+          << name << " " << c.name;
+      a.routed = false;  // the same ops without routing use connections that do not exist
+      EXPECT_FALSE(verify::verify_algorithm(a, &t).ok()) << name << " " << c.name;
+    }
+    o.rings = 2;
+    o.bidirectional = true;
+    const Collective ar = make_collective(CollectiveKind::kAllReduce, R, 2);
+    const Algorithm ring = make_baseline(BaselineKind::kRing, ar, t, o);
+    EXPECT_TRUE(verify::verify_algorithm(ring, &t).ok()) << name;
+    // The logical ring in rank order: rank q sends to q + 1 (forward) and q - 1 (backward).
+    for (const ChunkOp& op : ring.ops)
+      EXPECT_TRUE((op.src + 1) % R == op.dst || (op.dst + 1) % R == op.src) << op;
+    o.rings = 0;
+    o.bidirectional = false;
+    // Trees over rank ids: no placement is needed, so dbt applies where it had none.
+    const Algorithm dbt = make_baseline(BaselineKind::kDbt, ar, t, o);
+    EXPECT_TRUE(dbt.routed);
+    EXPECT_TRUE(verify::verify_algorithm(dbt, &t).ok()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ccsynth::synth

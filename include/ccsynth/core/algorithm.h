@@ -47,6 +47,11 @@ struct Algorithm {
   Collective collective;
   std::vector<ChunkOp> ops;          // sorted by step by convention (sort_ops restores it)
   std::vector<int> rounds_per_step;  // SCCL rounds per step; empty when not meaningful
+  /// Ops may join ranks that no link or switch connects: the network routes such a transfer
+  /// over a shortest path, holding every hop (ASTRA-sim's Direct and logical Ring, NCCL's p2p
+  /// through PCIe / host memory; docs/simulator.md "Routed sends"). Without it every op must
+  /// follow a connection, which catches synthesizers that invent links.
+  bool routed = false;
 
   bool operator==(const Algorithm&) const = default;
 

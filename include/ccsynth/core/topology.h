@@ -95,6 +95,16 @@ struct Topology {
   /// Fixed cost of one collective call (kernel launch and setup), added once to every simulated
   /// collective and to its lower bound. 0 for the abstract shapes (ring:N, mesh2d, ...).
   double launch_us = 0.0;
+  /// Bandwidth of a GPU's local copies and reductions in GB/s (HBM-class by default: V100
+  /// 900, A100 1555-2039 GB/s); 0 makes them free, as on the abstract shapes, which model
+  /// TACOS's ASTRA-sim network where local reductions cost nothing (docs/simulator.md).
+  double memory_gbps = 1000.0;
+  /// How a link carries concurrent transfers. false: each of its lanes carries one transfer at
+  /// a time and others queue (NCCL channels on NVLink lanes). true: every transfer on the link
+  /// moves at once and they split its bandwidth (all lanes together) equally, like a switch
+  /// port; the abstract shapes use it, as TACOS's congestion-aware ASTRA-sim network does, so
+  /// routed multi-hop sends share every hop with the traffic already there (docs/simulator.md).
+  bool shared_links = false;
   /// Per-protocol factors on every alpha and beta (Simple, LL128, LL).
   ProtocolCost simple{1.0, 1.0};
   ProtocolCost ll128{1.0, 128.0 / 120.0};
@@ -122,7 +132,7 @@ struct Topology {
 /// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
 /// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,
 /// switch port groups of the wrong size or with ids that are not 0..P-1, negative port_lanes,
-/// negative launch_us, non-positive protocol factors, unreachable ranks.
+/// negative launch_us or memory_gbps, non-positive protocol factors, unreachable ranks.
 void validate(const Topology& topology, const std::string& file = "");
 
 /// Human-readable multi-line summary (for debugging and test failure messages).

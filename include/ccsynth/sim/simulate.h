@@ -41,9 +41,10 @@ struct SimOptions {
   bool pipelining = true;
   /// > 0: use exactly this many slices per chunk (overrides slice_bytes and pipelining).
   int num_slices = 0;
-  /// Bandwidth of local copies and reductions in GB/s (1e9 B/s); 0 makes them free. A copy
-  /// moves 2 bytes of memory traffic per byte (read + write), a reduction 3.
-  double memory_bandwidth_gbps = 1000.0;
+  /// Bandwidth of local copies and reductions in GB/s (1e9 B/s); 0 makes them free; negative
+  /// uses the topology's memory_gbps. A copy moves 2 bytes of memory traffic per byte (read +
+  /// write), a reduction 3.
+  double memory_bandwidth_gbps = -1.0;
   /// > 0: input chunks per rank that `bytes` is divided into; 0 infers it from the program
   /// (the largest gpu i_chunks; for in-place programs without an input buffer o_chunks / ngpus
   /// for allgather and gather, else o_chunks).

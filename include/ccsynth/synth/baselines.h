@@ -51,6 +51,12 @@ struct BaselineOptions {
   /// kRing: use these rings (e.g. nccl_rings().rings) instead of searching; each must be a
   /// cycle through every rank over the topology's connections (the verifier checks the links).
   std::vector<std::vector<int>> ring_list;
+  /// kDirect, kRing, kDbt: topology-unaware, as ASTRA-sim runs them (TACOS sec. V.A) and as NCCL's
+  /// p2p sends do: direct sends every block straight to its destination in one step (no relay,
+  /// no multicast, no reduction on the way); ring runs the logical ring in rank order (and its
+  /// reverse when bidirectional), dbt places tree position q on rank q. Sends between ranks without a connection are routed by the
+  /// network over a shortest path (the Algorithm is `routed`).
+  bool end_to_end = false;
 };
 
 /// Why `kind` cannot build `collective` on `topology`, or "" when it can.
