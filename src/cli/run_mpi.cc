@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -38,8 +40,7 @@ int run_on_mpi(const RunOptions& o, const Program& program, int me) {
     const mpi::Placement& placement = executor.placement();
     if (o.json) {
       nlohmann::json j = to_json(o, &program, &out, std::nullopt);
-      j["mpi"] = {{"processes", placement.num_processes},
-                  {"placement", placement.describe()}};
+      j["mpi"] = {{"processes", placement.num_processes}, {"placement", placement.describe()}};
       std::cout << j.dump(2) << "\n";
     } else {
       print_table(o, program, out);
@@ -49,19 +50,36 @@ int run_on_mpi(const RunOptions& o, const Program& program, int me) {
   return out.result.ok ? kExitOk : kExitCheckFailed;
 }
 
+// Waits (at most `limit_s` seconds) until every process got here: mpirun ends the job as soon
+// as one process exits with a non-zero code, which must not cut process 0's report short.
+void wait_for_all(double limit_s) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
+  int done = 0;
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 int run_mpi_command(const RunOptions& o, const Program& program) {
   mpi::Session session(nullptr, nullptr);
   int me = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  int code = kExitOk;
   try {
-    return run_on_mpi(o, program, me);
-  } catch (const UserError&) {
+    code = run_on_mpi(o, program, me);
+  } catch (const UserError& e) {
     // Bad input is found alike in every process: process 0 reports it, all exit with 2.
-    if (me == 0) throw;
-    return kExitBadInput;
+    if (me == 0) std::cerr << "ccsynth: error: " << e.what() << std::endl;
+    code = kExitBadInput;
   }
+  std::cout.flush();
+  wait_for_all(10.0);
+  return code;
 }
 
 }  // namespace ccsynth::cli

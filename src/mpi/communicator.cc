@@ -140,8 +140,7 @@ void Communicator::reducescatter(const void* send, void* recv, size_t count, Dat
 void Communicator::alltoall(const void* send, void* recv, size_t count, DataType dtype) {
   call(CollectiveKind::kAllToAll, send, recv, count, dtype, ReduceOp::kSum, 0);
 }
-void Communicator::broadcast(const void* send, void* recv, size_t count, DataType dtype,
-                             int root) {
+void Communicator::broadcast(const void* send, void* recv, size_t count, DataType dtype, int root) {
   call(CollectiveKind::kBroadcast, send, recv, count, dtype, ReduceOp::kSum, root);
 }
 void Communicator::reduce(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op,
@@ -170,8 +169,7 @@ void Communicator::call(CollectiveKind kind, const void* send, void* recv, size_
     const size_t send_bytes = static_cast<size_t>(bytes);
     const size_t recv_bytes =
         count * esize *
-        (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAll ? num_ranks_
-                                                                                 : 1);
+        (kind == CollectiveKind::kAllGather || kind == CollectiveKind::kAllToAll ? num_ranks_ : 1);
     std::vector<std::byte> send_stand_in(send == nullptr ? send_bytes : 0);
     std::vector<std::byte> recv_stand_in(recv == nullptr ? recv_bytes : 0);
     std::vector<runtime::RankBuffers> views(num_ranks_);
@@ -183,8 +181,8 @@ void Communicator::call(CollectiveKind kind, const void* send, void* recv, size_
     const std::string& name = p.exec->program().name;
     last_.program = static_cast<int>(i);
     last_.algorithm = name;
-    last_.exec = p.exec->run(views, bytes / static_cast<int64_t>(esize) / p.selector.input_chunks,
-                             options);
+    last_.exec =
+        p.exec->run(views, bytes / static_cast<int64_t>(esize) / p.selector.input_chunks, options);
     if (!last_.exec.ok) throw UserError(name, "execution", last_.exec.error);
     return;
   }
@@ -240,8 +238,7 @@ void Communicator::call_mpi(CollectiveKind kind, const void* send, void* recv, s
       MPI_Reduce(inplace && rank_ == root ? MPI_IN_PLACE : send, recv, n, type, mpi_op(dtype, op),
                  root, comm);
       return;
-    default:
-      throw UserError("", "collective", "no MPI collective for " + to_string(kind));
+    default: throw UserError("", "collective", "no MPI collective for " + to_string(kind));
   }
 }
 

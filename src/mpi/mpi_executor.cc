@@ -24,9 +24,9 @@ using runtime::ExecOptions;
 using runtime::ExecResult;
 using runtime::RankBuffers;
 
-constexpr int kControlTag = 0;        // failure notices, on the control communicator
-constexpr int kNoticeBytes = 1024;    // text of a failure notice
-constexpr int kMaxDescribed = 16;     // waiting steps listed in a failure message
+constexpr int kControlTag = 0;         // failure notices, on the control communicator
+constexpr int kNoticeBytes = 1024;     // text of a failure notice
+constexpr int kMaxDescribed = 16;      // waiting steps listed in a failure message
 constexpr int kSpinsBeforeYield = 64;  // idle polls before giving the core away
 
 std::string where(int rank, int tb, int step) {
@@ -40,11 +40,11 @@ struct Connection {
   int src = 0;
   int dst = 0;
   int channel = 0;
-  int sender_tb = -1;    // threadblock id on rank src
-  int receiver_tb = -1;  // threadblock id on rank dst
-  std::vector<int> counts;       // per message of one slice: its cnt
-  std::vector<int> send_steps;   // per message of one slice: the sender's step index
-  std::vector<int> recv_steps;   // per message of one slice: the receiver's step index
+  int sender_tb = -1;           // threadblock id on rank src
+  int receiver_tb = -1;         // threadblock id on rank dst
+  std::vector<int> counts;      // per message of one slice: its cnt
+  std::vector<int> send_steps;  // per message of one slice: the sender's step index
+  std::vector<int> recv_steps;  // per message of one slice: the receiver's step index
   int max_count = 1;
 };
 
@@ -53,8 +53,8 @@ struct Endpoint {
   int conn = -1;
   int peer_process = 0;
   int tag = 0;
-  int64_t total = 0;  // messages of a run
-  int64_t done = 0;   // sent (sender) or consumed (receiver)
+  int64_t total = 0;   // messages of a run
+  int64_t done = 0;    // sent (sender) or consumed (receiver)
   int64_t posted = 0;  // receives posted (receiver)
   size_t slot_bytes = 0;
   std::vector<std::byte> storage;
@@ -111,8 +111,7 @@ std::string Placement::describe() const {
   }
   const int low = num_ranks / num_processes;
   const int high = (num_ranks + num_processes - 1) / num_processes;
-  return std::to_string(num_ranks) + " ranks on " + std::to_string(num_processes) +
-         " processes, " +
+  return std::to_string(num_ranks) + " ranks on " + std::to_string(num_processes) + " processes, " +
          (low == high ? std::to_string(low) : std::to_string(low) + " or " + std::to_string(high)) +
          " ranks per process (blocks of consecutive ranks)";
 }
@@ -129,7 +128,7 @@ struct MpiExecutor::Impl {
   std::vector<Connection> conns;
   std::vector<Endpoint> endpoints;
   std::vector<TbState> tbs;
-  std::vector<int> first_tb;                   // per local rank index: first TbState
+  std::vector<int> first_tb;                    // per local rank index: first TbState
   std::vector<std::vector<std::byte>> scratch;  // per local rank
   bool broken = false;
 
@@ -224,9 +223,10 @@ struct MpiExecutor::Impl {
   // The k-th message the sender sends in a slice is the k-th the receiver receives: same number
   // of messages and the same cnt each (the CPU runtime finds these defects while running).
   void check_messages(const Connection& c, const Threadblock& receiver) const {
-    const std::string sender = "gpu[" + std::to_string(c.src) + "]/tb[" +
-                               std::to_string(c.sender_tb) + "]";
-    const std::string field = "gpu[" + std::to_string(c.dst) + "]/tb[" + std::to_string(receiver.id) + "]";
+    const std::string sender =
+        "gpu[" + std::to_string(c.src) + "]/tb[" + std::to_string(c.sender_tb) + "]";
+    const std::string field =
+        "gpu[" + std::to_string(c.dst) + "]/tb[" + std::to_string(receiver.id) + "]";
     if (c.recv_steps.size() != c.counts.size()) {
       bad(field, "receives " + std::to_string(c.recv_steps.size()) +
                      " message(s) per slice from rank " + std::to_string(c.src) + " on channel " +
@@ -291,8 +291,10 @@ struct MpiExecutor::Impl {
         s.local_rank = i;
         s.tb = &tb;
         s.num_steps = static_cast<int>(tb.steps.size());
-        if (tb.send_peer >= 0) s.out = send_endpoint[conn_index[{gpu.rank, tb.send_peer, tb.channel}]];
-        if (tb.recv_peer >= 0) s.in = recv_endpoint[conn_index[{tb.recv_peer, gpu.rank, tb.channel}]];
+        if (tb.send_peer >= 0)
+          s.out = send_endpoint[conn_index[{gpu.rank, tb.send_peer, tb.channel}]];
+        if (tb.recv_peer >= 0)
+          s.in = recv_endpoint[conn_index[{tb.recv_peer, gpu.rank, tb.channel}]];
         tbs.push_back(s);
       }
     }
@@ -463,10 +465,9 @@ struct MpiExecutor::Impl {
         }
         case Block::kSend: {
           const Endpoint& e = endpoints[s.out];
-          out += "waits for a free slot to rank " + std::to_string(s.tb->send_peer) +
-                 " (process " + std::to_string(e.peer_process) + ") on channel " +
-                 std::to_string(s.tb->channel) + " (all " + std::to_string(options.fifo_slots) +
-                 " sends in flight, none received)";
+          out += "waits for a free slot to rank " + std::to_string(s.tb->send_peer) + " (process " +
+                 std::to_string(e.peer_process) + ") on channel " + std::to_string(s.tb->channel) +
+                 " (all " + std::to_string(options.fifo_slots) + " sends in flight, none received)";
           break;
         }
         case Block::kNone: out += "is ready to run"; break;
@@ -544,8 +545,9 @@ struct MpiExecutor::Impl {
       }
       if (notice_arrived(notice)) return fail(result, notice, false);
       if (Clock::now() >= deadline) {
-        return fail(result, "timed out after " + std::to_string(opts.timeout_s) +
-                                " s (deadlock, or a process that stopped answering)",
+        return fail(result,
+                    "timed out after " + std::to_string(opts.timeout_s) +
+                        " s (deadlock, or a process that stopped answering)",
                     true);
       }
       if (++idle >= kSpinsBeforeYield) {
@@ -553,8 +555,7 @@ struct MpiExecutor::Impl {
         sched_yield();  // oversubscribed jobs: let the other processes run
       }
     }
-    result.time_us =
-        std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+    result.time_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     return result;
   }
 

@@ -109,10 +109,12 @@ std::string write_program(const Program& program, const std::string& name) {
 }
 
 Program compiled_baseline(synth::BaselineKind kind, CollectiveKind collective,
-                          const std::string& topology) {
+                          const std::string& topology, bool inplace = false) {
   const Topology t = topologies::make_builtin(topology);
   const Collective c = make_collective(collective, t.num_ranks);
-  return compiler::compile(synth::make_baseline(kind, c, t), compiler::CompileOptions{});
+  compiler::CompileOptions options;
+  options.inplace = inplace;
+  return compiler::compile(synth::make_baseline(kind, c, t), options);
 }
 
 // The JSON document process 0 prints (the first '{' of the output to the end).
@@ -145,41 +147,51 @@ TEST(MpiCli, CheckedRunPrintsTheJsonDocument) {
 
 TEST(MpiCli, MoreRanksThanProcessesAreSaidClearly) {
   const std::string xml = write_program(
-      compiled_baseline(synth::BaselineKind::kRing, CollectiveKind::kAllGather, "ring:8"),
+      compiled_baseline(synth::BaselineKind::kRing, CollectiveKind::kAllGather, "ring:8", true),
       "ring_allgather_8.xml");
-  const Finished f = run_job(4, {"run", xml, "--mpi", "--bytes", "8K", "--check", "--inplace",
-                                 "--dtype", "float16"});
+  const Finished f = run_job(
+      4, {"run", xml, "--mpi", "--bytes", "8K", "--check", "--inplace", "--dtype", "float16"});
   ASSERT_EQ(f.exit_code, 0) << f.output;
   EXPECT_NE(f.output.find("check: ok"), std::string::npos) << f.output;
   EXPECT_NE(f.output.find("mpi: 8 ranks on 4 processes, 2 ranks per process"), std::string::npos)
       << f.output;
 }
 
-// MSCCLang's peer-style programs from the DSL examples, made by the example binaries: the
-// all-pairs allreduce (every peer's block received into scratch, reduced locally), the two-step
-// alltoall of two nodes (16 ranks, 4 per process) and the recursive-doubling allgather.
+// The XML an example binary of the DSL (examples/dsl) writes for `topology` (empty: its default).
+std::string example_program(const std::string& name, const std::string& topology) {
+  const std::string xml = (work_dir() / (name + ".xml")).string();
+  const std::string make = std::string(CCSYNTH_EXAMPLES_DIR) + "/" + name + " -o " + xml +
+                           (topology.empty() ? "" : " --topology " + topology) +
+                           " --size 64K > /dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) return "";
+  return xml;
+}
+
+// Peer-style programs (MSCCLang): the all-pairs allreduce (every peer's block sent straight to
+// its owner, reduced there, sent back; in-place), the DSL's two-step alltoall of two nodes
+// (16 ranks, 4 per process, through scratch) and the twostep baseline (scratch buffer and fused
+// rcs steps), all checked.
 TEST(MpiCli, PeerStyleProgramsWithScratchAndFusedInstructions) {
-  struct Example {
-    std::string name;
-    std::string topology;
-    bool scratch;
+  if (!fs::exists(std::string(CCSYNTH_EXAMPLES_DIR) + "/allpairs_allreduce")) {
+    GTEST_SKIP() << "the DSL examples are not built";
+  }
+  const Program twostep =
+      compiled_baseline(synth::BaselineKind::kTwoStep, CollectiveKind::kAllToAll, "dgx1x2");
+  ASSERT_GT(twostep.gpus[0].scratch_chunks, 0);
+  struct Case {
+    std::string xml;
+    bool inplace;
   };
-  for (const Example& e : {Example{"allpairs_allreduce", "fc:4", true},
-                           Example{"alltoall_two_step", "dgx1x2", true},
-                           Example{"allgather_recursive_doubling", "fc:8", false}}) {
-    SCOPED_TRACE(e.name);
-    const std::string xml = (work_dir() / (e.name + ".xml")).string();
-    const std::string example = std::string(CCSYNTH_EXAMPLES_DIR) + "/" + e.name;
-    if (!fs::exists(example)) GTEST_SKIP() << "examples not built: " << example;
-    const std::string make =
-        example + " -o " + xml + " --topology " + e.topology + " --size 64K > /dev/null 2>&1";
-    ASSERT_EQ(std::system(make.c_str()), 0) << make;
-    std::ifstream in(xml);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (e.scratch) EXPECT_NE(text.str().find("buf=\"s\""), std::string::npos) << "no scratch";
-    const Finished f = run_job(4, {"run", xml, "--mpi", "--bytes", "48K", "--check", "--json",
-                                   "--slices", "2"});
+  const std::vector<Case> cases = {{example_program("allpairs_allreduce", "fc:4"), true},
+                                   {example_program("alltoall_two_step", ""), false},
+                                   {write_program(twostep, "twostep_alltoall.xml"), false}};
+  for (const Case& c : cases) {
+    ASSERT_FALSE(c.xml.empty()) << "an example failed to write its program";
+    SCOPED_TRACE(c.xml);
+    std::vector<std::string> args = {"run",     c.xml,    "--mpi",    "--bytes", "48K",
+                                     "--check", "--json", "--slices", "2"};
+    if (c.inplace) args.push_back("--inplace");
+    const Finished f = run_job(4, args);
     ASSERT_EQ(f.exit_code, 0) << f.output;
     const nlohmann::json j = json_of(f);
     EXPECT_EQ(j["ok"], true) << f.output;
@@ -193,8 +205,7 @@ TEST(MpiCli, FewerRanksThanProcessesIsBadInput) {
       "ring_allreduce_4b.xml");
   const Finished f = run_job(8, {"run", xml, "--mpi", "--bytes", "4K"});
   EXPECT_EQ(f.exit_code, 2) << f.output;
-  EXPECT_NE(f.output.find("the program has 4 ranks but the job has 8 processes"),
-            std::string::npos)
+  EXPECT_NE(f.output.find("the program has 4 ranks but the job has 8 processes"), std::string::npos)
       << f.output;
 }
 
@@ -244,8 +255,8 @@ TEST(MpiCli, DeadlockIsStoppedByTheWatchdogNamingTheWaitingSteps) {
 
 TEST(MpiCli, MissingPeerAndMismatchedMessagesAreBadInput) {
   // Rank 1 no longer receives from rank 0.
-  Program missing = compiled_baseline(synth::BaselineKind::kRing, CollectiveKind::kAllGather,
-                                      "ring:4");
+  Program missing =
+      compiled_baseline(synth::BaselineKind::kRing, CollectiveKind::kAllGather, "ring:4");
   for (Threadblock& tb : missing.gpus[1].threadblocks) {
     if (tb.recv_peer == 0) {
       tb.recv_peer = -1;
@@ -254,8 +265,8 @@ TEST(MpiCli, MissingPeerAndMismatchedMessagesAreBadInput) {
       }
     }
   }
-  Finished f = run_job(4, {"run", write_program(missing, "missing_peer.xml"), "--mpi", "--bytes",
-                           "4K"});
+  Finished f =
+      run_job(4, {"run", write_program(missing, "missing_peer.xml"), "--mpi", "--bytes", "4K"});
   EXPECT_EQ(f.exit_code, 2) << f.output;
   EXPECT_NE(f.output.find("no threadblock of rank 1 receives from rank 0"), std::string::npos)
       << f.output;
@@ -306,8 +317,8 @@ TEST(MpiCli, AProcessThatDiesEndsTheWholeJob) {
   const std::string xml = write_program(
       compiled_baseline(synth::BaselineKind::kRing, CollectiveKind::kAllReduce, "ring:4"),
       "ring_allreduce_4c.xml");
-  const Job job = start_job(4, {"run", xml, "--mpi", "--bytes", "1M", "--iters", "1000000",
-                                "--timeout", "20"});
+  const Job job =
+      start_job(4, {"run", xml, "--mpi", "--bytes", "1M", "--iters", "1000000", "--timeout", "20"});
   std::vector<pid_t> processes;
   const Clock::time_point start = Clock::now();
   while (processes.size() < 4 && Clock::now() - start < std::chrono::seconds(30)) {

@@ -134,7 +134,8 @@ TEST(MpiCommunicator, Float16FallbackUsesTheRuntimeKernel) {
   Communicator comm(MPI_COMM_WORLD);
   const size_t count = 40;
   std::vector<uint16_t> send(count);
-  for (size_t i = 0; i < count; ++i) send[i] = runtime::float_to_half(static_cast<float>(value(w.rank, i)));
+  for (size_t i = 0; i < count; ++i)
+    send[i] = runtime::float_to_half(static_cast<float>(value(w.rank, i)));
   std::vector<uint16_t> recv(count);
   comm.allreduce(send.data(), recv.data(), count, DataType::kFloat16, ReduceOp::kSum);
   EXPECT_EQ(comm.last_call().algorithm, "MPI_Allreduce");

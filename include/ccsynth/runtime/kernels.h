@@ -21,8 +21,7 @@ namespace ccsynth::runtime {
 
 /// dst[i] = a[i] (op) b[i] for i < n elements of `type`. dst may equal a or b (then it is
 /// updated in place), but must not partially overlap them.
-void reduce_elements(DataType type, ReduceOp op, void* dst, const void* a, const void* b,
-                     size_t n);
+void reduce_elements(DataType type, ReduceOp op, void* dst, const void* a, const void* b, size_t n);
 
 /// How a run cuts every chunk into slices (the interpreter's pipelining loop): `slices` slices
 /// of `slice_elems` elements, the last one possibly shorter.
