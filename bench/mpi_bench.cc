@@ -145,7 +145,8 @@ void bench(CollectiveKind kind, const Args& a, int me, int p) {
         check.iters = 0;
         const runtime::HarnessResult r = mpi::run_program(*c.executor, per_rank, check);
         if (!r.ok) {
-          if (me == 0) std::fprintf(stderr, "%s: check failed: %s\n", c.name.c_str(), r.message.c_str());
+          if (me == 0)
+            std::fprintf(stderr, "%s: check failed: %s\n", c.name.c_str(), r.message.c_str());
           continue;
         }
       }

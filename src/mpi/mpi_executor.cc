@@ -51,6 +51,7 @@ struct Connection {
 // The local end of a connection: FIFO slots of MPI requests and buffers.
 struct Endpoint {
   int conn = -1;
+  bool receiving = false;
   int peer_process = 0;
   int tag = 0;
   int64_t total = 0;   // messages of a run
@@ -59,7 +60,19 @@ struct Endpoint {
   size_t slot_bytes = 0;
   std::vector<std::byte> storage;
   std::vector<MPI_Request> requests;
-  std::vector<char> complete;  // receiver: slot's message arrived
+  std::vector<char> complete;         // receiver: slot's message arrived
+  std::vector<int64_t> slot_message;  // sender: the message whose send is in the slot
+  // Per message of a slice: it moves without a staging copy (receiver: straight into the
+  // step's destination; sender: straight from the step's memory).
+  std::vector<char> direct;
+};
+
+// Memory a zero-copy send is still reading: no step may write it until the send completed.
+struct BusyRegion {
+  const std::byte* begin = nullptr;
+  const std::byte* end = nullptr;
+  int endpoint = -1;
+  int64_t message = 0;
 };
 
 // A local threadblock as a resumable state machine, as in the CPU runtime: `progress` counts
@@ -76,7 +89,13 @@ struct TbState {
   int64_t total = 0;
 };
 
-enum class Block { kNone, kDependency, kReceive, kSend };
+enum class Block { kNone, kDependency, kReceive, kSend, kBusy };
+
+// The memory of slice `slice` of `count` chunks from `offset` of a buffer: contiguous when the
+// run has one slice per chunk or the step moves one chunk.
+bool contiguous(const runtime::SliceShape& shape, int count) {
+  return shape.slices == 1 || count == 1;
+}
 
 }  // namespace
 
@@ -141,7 +160,8 @@ struct MpiExecutor::Impl {
   // State of the current run.
   ExecOptions options;
   runtime::SliceShape shape;
-  std::vector<runtime::RankBases> bases;  // per local rank
+  std::vector<runtime::RankBases> bases;      // per local rank
+  std::vector<std::vector<BusyRegion>> busy;  // per local rank
 
   Impl(Program p, MPI_Comm comm) : program(std::move(p)), placement(1, 1) {
     runtime::CpuExecutor::validate(program);
@@ -256,6 +276,10 @@ struct MpiExecutor::Impl {
     }
   }
 
+  const Step& step_of(int rank, int tb, int step) const {
+    return program.gpus[rank].threadblocks[tb].steps[step];
+  }
+
   int local_index(int rank) const {
     return static_cast<int>(std::find(local.begin(), local.end(), rank) - local.begin());
   }
@@ -273,6 +297,7 @@ struct MpiExecutor::Impl {
         e.conn = c;
         e.peer_process = placement.process_of(sending ? conn.dst : conn.src);
         e.tag = c + 1;
+        e.receiving = !sending;
         (sending ? send_endpoint : recv_endpoint)[c] = static_cast<int>(endpoints.size());
         endpoints.push_back(std::move(e));
       }
@@ -341,7 +366,20 @@ struct MpiExecutor::Impl {
       if (e.storage.size() < bytes) e.storage.resize(bytes);
       e.requests.assign(opts.fifo_slots, MPI_REQUEST_NULL);
       e.complete.assign(opts.fifo_slots, 0);
+      e.slot_message.assign(opts.fifo_slots, -1);
+      e.direct.assign(c.counts.size(), 0);
+      const bool receiving = e.receiving;
+      for (size_t k = 0; k < c.counts.size(); ++k) {
+        const StepType type = receiving ? step_of(c.dst, c.receiver_tb, c.recv_steps[k]).type
+                                        : step_of(c.src, c.sender_tb, c.send_steps[k]).type;
+        const bool copies = receiving
+                                ? type == StepType::kRecv || type == StepType::kRecvCopySend
+                                : type == StepType::kSend || type == StepType::kRecvCopySend ||
+                                      type == StepType::kRecvReduceCopySend;
+        e.direct[k] = copies && contiguous(shape, c.counts[k]) ? 1 : 0;
+      }
     }
+    busy.assign(local.size(), {});
     for (TbState& s : tbs) {
       s.progress = 0;
       s.total = static_cast<int64_t>(s.num_steps) * shape.slices;
@@ -358,15 +396,26 @@ struct MpiExecutor::Impl {
     return shape.message_bytes(c.counts[message % per_slice], message / per_slice);
   }
 
-  // Keeps up to fifo_slots receives posted on a receiving endpoint.
+  bool is_direct(const Endpoint& e, int64_t message) const {
+    return e.direct[static_cast<size_t>(message % static_cast<int64_t>(e.direct.size()))] != 0;
+  }
+
+  // Keeps up to fifo_slots receives posted ahead into the slots of a receiving endpoint, in
+  // message order; a direct message stops it (its step posts it into its destination when it
+  // runs, and MPI matches receives in the order they were posted).
   void post_receives(Endpoint& e) {
-    while (e.posted < e.total && e.posted < e.done + options.fifo_slots) {
-      const int s = static_cast<int>(e.posted % options.fifo_slots);
-      e.complete[s] = 0;
-      MPI_Irecv(slot(e, e.posted), static_cast<int>(message_bytes(e, e.posted)), MPI_BYTE,
-                e.peer_process, e.tag, data, &e.requests[s]);
-      ++e.posted;
+    while (e.posted < e.total && e.posted < e.done + options.fifo_slots &&
+           !is_direct(e, e.posted)) {
+      post_receive(e, slot(e, e.posted));
     }
+  }
+
+  void post_receive(Endpoint& e, std::byte* into) {
+    const int s = static_cast<int>(e.posted % options.fifo_slots);
+    e.complete[s] = 0;
+    MPI_Irecv(into, static_cast<int>(message_bytes(e, e.posted)), MPI_BYTE, e.peer_process, e.tag,
+              data, &e.requests[s]);
+    ++e.posted;
   }
 
   const Step& current_step(const TbState& s) const {
@@ -396,13 +445,65 @@ struct MpiExecutor::Impl {
     return flag != 0;
   }
 
-  // What keeps threadblock s from running its next step instance (testing MPI requests).
+  // The memory of slice `slice` of the step's `count` chunks at (buffer, offset): [begin, end)
+  // of its first to its last piece.
+  std::pair<std::byte*, std::byte*> region(const TbState& s, Buffer buffer, int offset, int count,
+                                           int64_t slice) const {
+    const size_t e = shape.elem_bytes;
+    std::byte* base = bases[s.local_rank][static_cast<int>(buffer)];
+    std::byte* begin =
+        base + static_cast<size_t>(offset * shape.chunk_elems + slice * shape.slice_elems) * e;
+    const int64_t last = shape.slices == 1 ? shape.length(slice) * count
+                                           : (count - 1) * shape.chunk_elems + shape.length(slice);
+    return {begin, begin + static_cast<size_t>(last) * e};
+  }
+
+  // True when a zero-copy send of this rank still reads memory overlapping [begin, end).
+  bool busy_overlap(const TbState& s, const std::byte* begin, const std::byte* end) {
+    std::vector<BusyRegion>& regions = busy[s.local_rank];
+    bool overlap = false;
+    for (size_t i = 0; i < regions.size();) {
+      Endpoint& e = endpoints[regions[i].endpoint];
+      const int slot_index = static_cast<int>(regions[i].message % options.fifo_slots);
+      const bool done =
+          e.slot_message[slot_index] != regions[i].message || slot_free_at(e, slot_index);
+      if (done) {
+        regions[i] = regions.back();
+        regions.pop_back();
+        continue;
+      }
+      overlap = overlap || (regions[i].begin < end && begin < regions[i].end);
+      ++i;
+    }
+    return overlap;
+  }
+
+  bool slot_free_at(Endpoint& e, int slot_index) {
+    MPI_Request& request = e.requests[slot_index];
+    if (request == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+  }
+
+  // What keeps threadblock s from running its next step instance (testing MPI requests). A
+  // direct receive is posted here, once the step is next and may write its destination.
   Block blocked_on(TbState& s) {
     const Step& step = current_step(s);
+    const int64_t slice = s.progress / s.num_steps;
     if (step.dep_tb >= 0) {
       const TbState& dep = dependency(s, step);
-      const int64_t slice = s.progress / s.num_steps;
       if (dep.progress < slice * dep.num_steps + step.dep_step + 1) return Block::kDependency;
+    }
+    const bool direct_in = receives(step.type) && is_direct(endpoints[s.in], endpoints[s.in].done);
+    if (writes_dst(step.type)) {
+      Endpoint* in = receives(step.type) ? &endpoints[s.in] : nullptr;
+      const bool posted = in != nullptr && direct_in && in->posted > in->done;
+      if (!posted) {
+        auto [begin, end] = region(s, step.dst_buffer, step.dst_offset, step.count, slice);
+        if (busy_overlap(s, begin, end)) return Block::kBusy;
+        if (direct_in) post_receive(*in, begin);
+      }
     }
     if (receives(step.type) && !message_arrived(endpoints[s.in])) return Block::kReceive;
     if (sends(step.type) && !slot_free(endpoints[s.out])) return Block::kSend;
@@ -412,12 +513,28 @@ struct MpiExecutor::Impl {
   void run_instance(TbState& s) {
     const Step& step = current_step(s);
     const int64_t slice = s.progress / s.num_steps;
+    const bool direct_in = receives(step.type) && is_direct(endpoints[s.in], endpoints[s.in].done);
+    const bool direct_out = sends(step.type) && is_direct(endpoints[s.out], endpoints[s.out].done);
     const std::byte* in = nullptr;
     std::byte* out = nullptr;
-    if (receives(step.type)) in = slot(endpoints[s.in], endpoints[s.in].done);
-    if (sends(step.type)) out = slot(endpoints[s.out], endpoints[s.out].done);
-    runtime::execute_slice(step, slice, shape, options.dtype, options.op, bases[s.local_rank], in,
-                           out);
+    if (receives(step.type) && !direct_in) in = slot(endpoints[s.in], endpoints[s.in].done);
+    if (sends(step.type) && !direct_out) out = slot(endpoints[s.out], endpoints[s.out].done);
+    // The memory a direct send sends: the source of `s`, the destination of `rcs` / `rrcs`.
+    const bool from_src = step.type == StepType::kSend;
+    std::byte* begin = nullptr;
+    std::byte* end = nullptr;
+    if (direct_in || direct_out) {
+      std::tie(begin, end) =
+          region(s, from_src ? step.src_buffer : step.dst_buffer,
+                 from_src ? step.src_offset : step.dst_offset, step.count, slice);
+    }
+    if (direct_in) {
+      // The message is already in the destination (r, rcs); rcs may still stage its send.
+      if (out != nullptr) std::memcpy(out, begin, static_cast<size_t>(end - begin));
+    } else {
+      runtime::execute_slice(step, slice, shape, options.dtype, options.op, bases[s.local_rank], in,
+                             out);
+    }
     if (receives(step.type)) {
       Endpoint& e = endpoints[s.in];
       ++e.done;
@@ -425,8 +542,12 @@ struct MpiExecutor::Impl {
     }
     if (sends(step.type)) {
       Endpoint& e = endpoints[s.out];
-      MPI_Isend(out, static_cast<int>(message_bytes(e, e.done)), MPI_BYTE, e.peer_process, e.tag,
-                data, &e.requests[e.done % options.fifo_slots]);
+      const int slot_index = static_cast<int>(e.done % options.fifo_slots);
+      const std::byte* message = direct_out ? begin : out;
+      MPI_Isend(message, static_cast<int>(message_bytes(e, e.done)), MPI_BYTE, e.peer_process,
+                e.tag, data, &e.requests[slot_index]);
+      e.slot_message[slot_index] = e.done;
+      if (direct_out) busy[s.local_rank].push_back(BusyRegion{begin, end, s.out, e.done});
       ++e.done;
     }
     ++s.progress;
@@ -470,6 +591,9 @@ struct MpiExecutor::Impl {
                  " (all " + std::to_string(options.fifo_slots) + " sends in flight, none received)";
           break;
         }
+        case Block::kBusy:
+          out += "waits to write memory a send of its rank is still sending";
+          break;
         case Block::kNone: out += "is ready to run"; break;
       }
     }

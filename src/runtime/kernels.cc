@@ -91,8 +91,9 @@ SliceShape slice_shape(Protocol protocol, int64_t chunk_elems, DataType dtype,
 
 namespace {
 
+// A null destination is a message the caller sends from the step's memory itself.
 void copy_bytes(void* dst, const void* src, size_t bytes) {
-  if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
+  if (dst != nullptr && dst != src && bytes > 0) std::memcpy(dst, src, bytes);
 }
 
 }  // namespace

@@ -47,7 +47,9 @@ using RankBases = std::array<std::byte*, 3>;
 /// Executes slice `slice` of `step` on the rank whose buffers start at `bases`: reads `in` (the
 /// received message, for steps that receive), writes `out` (the message to send, for steps that
 /// send; at least shape.message_bytes(step.count, slice) bytes) and the step's destination.
-/// A message holds the slice of each of the step's `count` chunks back to back.
+/// A message holds the slice of each of the step's `count` chunks back to back. For `s`, `rcs`
+/// and `rrcs`, out may be null: the caller then sends the message from the step's source (`s`)
+/// or destination (`rcs`, `rrcs`) memory itself (the MPI runtime's zero-copy sends).
 void execute_slice(const Step& step, int64_t slice, const SliceShape& shape, DataType dtype,
                    ReduceOp op, const RankBases& bases, const std::byte* in, std::byte* out);
 
