@@ -29,11 +29,6 @@ constexpr int kNoticeBytes = 1024;     // text of a failure notice
 constexpr int kMaxDescribed = 16;      // waiting steps listed in a failure message
 constexpr int kSpinsBeforeYield = 64;  // idle polls before giving the core away
 
-std::string where(int rank, int tb, int step) {
-  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
-         std::to_string(step) + "]";
-}
-
 // One connection (src rank, dst rank, channel) of the program, the same in every process:
 // its tag, its threadblocks and the counts of the messages of one slice, in order.
 struct Connection {
@@ -256,9 +251,9 @@ struct MpiExecutor::Impl {
     for (size_t k = 0; k < c.counts.size(); ++k) {
       const int got = receiver.steps[c.recv_steps[k]].count;
       if (got != c.counts[k]) {
-        bad(where(c.dst, receiver.id, c.recv_steps[k]),
+        bad(runtime::step_name(c.dst, receiver.id, c.recv_steps[k]),
             "count mismatch: receives cnt=" + std::to_string(got) + " but the matching send " +
-                where(c.src, c.sender_tb, c.send_steps[k]) + " sends cnt=" +
+                runtime::step_name(c.src, c.sender_tb, c.send_steps[k]) + " sends cnt=" +
                 std::to_string(c.counts[k]) + " on channel " + std::to_string(c.channel));
       }
     }
@@ -564,16 +559,14 @@ struct MpiExecutor::Impl {
       ++listed;
       const Step& step = current_step(s);
       const int64_t slice = s.progress / s.num_steps;
-      out += "\n  " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
-             to_string(step.type) + ", slice " + std::to_string(slice) + ") ";
+      out +=
+          "\n  " + runtime::waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps),
+                                         step.type, slice);
       switch (blocked_on(s)) {
         case Block::kDependency: {
           const TbState& dep = dependency(s, step);
-          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) + " (slice " +
-                 std::to_string(slice) + "), which is at step " +
-                 std::to_string(dep.progress % std::max(1, dep.num_steps)) + " of slice " +
-                 std::to_string(dep.progress / std::max(1, dep.num_steps)) +
-                 (dep.progress >= dep.total ? " (finished)" : "");
+          out += runtime::dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress,
+                                          dep.num_steps, dep.total);
           break;
         }
         case Block::kReceive: {

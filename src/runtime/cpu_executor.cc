@@ -28,11 +28,6 @@ constexpr int64_t kLL128SliceBytes = 576000;
 constexpr int64_t kLLSliceBytes = 32 * 1024;
 constexpr int kMaxDescribed = 16;  // waiting steps listed in a deadlock message
 
-std::string where(int rank, int tb, int step) {
-  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
-         std::to_string(step) + "]";
-}
-
 // A FIFO connection (src rank, dst rank, channel): `slots` slots of slot_bytes each; messages
 // occupy slots head, head+1, ... (mod slots). `reserved` marks the slot a send is filling.
 struct Connection {
@@ -258,7 +253,7 @@ struct CpuExecutor::Impl {
     const Threadblock& tb = *state.tb;
     for (int s = 0; s < state.num_steps; ++s) {
       const Step& step = tb.steps[s];
-      const std::string field = where(state.rank, state.id, s);
+      const std::string field = step_name(state.rank, state.id, s);
       if (step.type != StepType::kNop && step.count < 1) bad(field, "cnt must be at least 1");
       if (sends(step.type) && tb.send_peer < 0) {
         bad(field,
@@ -361,10 +356,11 @@ struct CpuExecutor::Impl {
       const int got = c.msg_count[c.head];
       if (got != step.count) {
         const int slice = static_cast<int>(s.progress / s.num_steps);
-        fail("count mismatch: " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) +
-             " (" + to_string(step.type) + ", slice " + std::to_string(slice) +
+        fail("count mismatch: " +
+             step_name(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
+             to_string(step.type) + ", slice " + std::to_string(slice) +
              ") receives cnt=" + std::to_string(step.count) + " but the matching send " +
-             where(c.src, tbs[c.sender].id, c.msg_step[c.head]) +
+             step_name(c.src, tbs[c.sender].id, c.msg_step[c.head]) +
              " sent cnt=" + std::to_string(got) + " on channel " + std::to_string(c.channel));
         return false;
       }
@@ -413,8 +409,8 @@ struct CpuExecutor::Impl {
       ++listed;
       const Step& step = current_step(s);
       const int64_t slice = s.progress / s.num_steps;
-      out += "\n  " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
-             to_string(step.type) + ", slice " + std::to_string(slice) + ") ";
+      out += "\n  " + waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps),
+                                   step.type, slice);
       if (s.running) {
         out += "is executing";
         continue;
@@ -422,11 +418,8 @@ struct CpuExecutor::Impl {
       switch (blocked_on(s)) {
         case Block::kDependency: {
           const TbState& dep = dependency(s, step);
-          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) + " (slice " +
-                 std::to_string(slice) + "), which is at step " +
-                 std::to_string(dep.progress % std::max(1, dep.num_steps)) + " of slice " +
-                 std::to_string(dep.progress / std::max(1, dep.num_steps)) +
-                 (dep.progress >= dep.total ? " (finished)" : "");
+          out += dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress, dep.num_steps,
+                                 dep.total);
           break;
         }
         case Block::kReceive:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace ccsynth::runtime {
@@ -143,6 +144,25 @@ void execute_slice(const Step& step, int64_t slice, const SliceShape& shape, Dat
       case StepType::kNop: break;
     }
   }
+}
+
+std::string step_name(int rank, int tb, int step) {
+  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
+         std::to_string(step) + "]";
+}
+
+std::string waiting_step(int rank, int tb, int step, StepType type, int64_t slice) {
+  return step_name(rank, tb, step) + " (" + to_string(type) + ", slice " + std::to_string(slice) +
+         ") ";
+}
+
+std::string dependency_wait(int rank, int dep_tb, int dep_step, int64_t slice, int64_t dep_progress,
+                            int dep_steps, int64_t dep_total) {
+  const int steps = std::max(1, dep_steps);
+  return "waits for its dependency " + step_name(rank, dep_tb, dep_step) + " (slice " +
+         std::to_string(slice) + "), which is at step " + std::to_string(dep_progress % steps) +
+         " of slice " + std::to_string(dep_progress / steps) +
+         (dep_progress >= dep_total ? " (finished)" : "");
 }
 
 }  // namespace ccsynth::runtime

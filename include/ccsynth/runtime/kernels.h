@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "ccsynth/core/program.h"
 #include "ccsynth/runtime/cpu_executor.h"
@@ -52,5 +53,15 @@ using RankBases = std::array<std::byte*, 3>;
 /// or destination (`rcs`, `rrcs`) memory itself (the MPI runtime's zero-copy sends).
 void execute_slice(const Step& step, int64_t slice, const SliceShape& shape, DataType dtype,
                    ReduceOp op, const RankBases& bases, const std::byte* in, std::byte* out);
+
+/// "gpu[r]/tb[t]/step[s]": how the runtimes' messages name a step.
+std::string step_name(int rank, int tb, int step);
+/// The head of a waiting step's line in a failure message: "gpu[r]/tb[t]/step[s] (type, slice k) ".
+std::string waiting_step(int rank, int tb, int step, StepType type, int64_t slice);
+/// What a step of slice `slice` waiting for its dependency `dep_step` of threadblock `dep_tb`
+/// (same rank) waits for, given that threadblock's progress (finished step instances, slice-major
+/// over `dep_steps` steps, `dep_total` in all).
+std::string dependency_wait(int rank, int dep_tb, int dep_step, int64_t slice, int64_t dep_progress,
+                            int dep_steps, int64_t dep_total);
 
 }  // namespace ccsynth::runtime
