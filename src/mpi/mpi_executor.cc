@@ -24,7 +24,6 @@ using runtime::RankBuffers;
 
 constexpr int kControlTag = 0;         // failure notices, on the control communicator
 constexpr int kNoticeBytes = 1024;     // text of a failure notice
-constexpr int kMaxDescribed = 16;      // waiting steps listed in a failure message
 constexpr int kSpinsBeforeSleep = 64;  // idle polls before giving the core away
 constexpr std::chrono::microseconds kIdleSleep{20};
 
@@ -547,51 +546,44 @@ struct MpiExecutor::Impl {
     ++s.progress;
   }
 
-  std::string describe_waiting() {
-    std::string out;
-    int listed = 0;
-    int waiting = 0;
-    for (TbState& s : tbs) {
-      if (s.progress >= s.total) continue;
-      ++waiting;
-      if (listed >= kMaxDescribed) continue;
-      ++listed;
-      const Step& step = current_step(s);
-      const int64_t slice = s.progress / s.num_steps;
-      out +=
-          "\n  " + runtime::waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps),
-                                         step.type, slice);
-      switch (blocked_on(s)) {
-        case Block::kDependency: {
-          const TbState& dep = dependency(s, step);
-          out += runtime::dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress,
-                                          dep.num_steps, dep.total);
-          break;
-        }
-        case Block::kReceive: {
-          const Endpoint& e = endpoints[s.in];
-          out += "waits to receive message " + std::to_string(e.done + 1) + " of " +
-                 std::to_string(e.total) + " from rank " + std::to_string(s.tb->recv_peer) +
-                 " (process " + std::to_string(e.peer_process) + ") on channel " +
-                 std::to_string(s.tb->channel);
-          break;
-        }
-        case Block::kSend: {
-          const Endpoint& e = endpoints[s.out];
-          out += "waits for a free slot to rank " + std::to_string(s.tb->send_peer) + " (process " +
-                 std::to_string(e.peer_process) + ") on channel " + std::to_string(s.tb->channel) +
-                 " (all " + std::to_string(options.fifo_slots) + " sends in flight, none received)";
-          break;
-        }
-        case Block::kBusy:
-          out += "waits to write memory a send of its rank is still sending";
-          break;
-        case Block::kNone: out += "is ready to run"; break;
+  // What threadblock s waits for, one line of a failure message.
+  std::string describe(TbState& s) {
+    const Step& step = current_step(s);
+    const int64_t slice = s.progress / s.num_steps;
+    std::string out = runtime::waiting_step(
+        s.rank, s.id, static_cast<int>(s.progress % s.num_steps), step.type, slice);
+    switch (blocked_on(s)) {
+      case Block::kDependency: {
+        const TbState& dep = dependency(s, step);
+        out += runtime::dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress,
+                                        dep.num_steps, dep.total);
+        break;
       }
+      case Block::kReceive: {
+        const Endpoint& e = endpoints[s.in];
+        out += "waits to receive message " + std::to_string(e.done + 1) + " of " +
+               std::to_string(e.total) + " from rank " + std::to_string(s.tb->recv_peer) +
+               " (process " + std::to_string(e.peer_process) + ") on channel " +
+               std::to_string(s.tb->channel);
+        break;
+      }
+      case Block::kSend: {
+        const Endpoint& e = endpoints[s.out];
+        out += "waits for a free slot to rank " + std::to_string(s.tb->send_peer) + " (process " +
+               std::to_string(e.peer_process) + ") on channel " + std::to_string(s.tb->channel) +
+               " (all " + std::to_string(options.fifo_slots) + " sends in flight, none received)";
+        break;
+      }
+      case Block::kBusy: out += "waits to write memory a send of its rank is still sending"; break;
+      case Block::kNone: out += "is ready to run"; break;
     }
-    if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
-    return std::to_string(waiting) + " threadblock(s) of process " + std::to_string(me) +
-           " unfinished:" + out;
+    return out;
+  }
+
+  std::string describe_waiting() {
+    return runtime::list_unfinished(
+        tbs.size(), [&](size_t i) { return tbs[i].progress < tbs[i].total; },
+        [&](size_t i) { return describe(tbs[i]); }, " of process " + std::to_string(me));
   }
 
   // Tells every other process that this run failed (they stop and describe their own state).

@@ -26,7 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSimpleSliceBytes = 512 * 1024;
 constexpr int64_t kLL128SliceBytes = 576000;
 constexpr int64_t kLLSliceBytes = 32 * 1024;
-constexpr int kMaxDescribed = 16;  // waiting steps listed in a deadlock message
 
 // A FIFO connection (src rank, dst rank, channel): `slots` slots of slot_bytes each; messages
 // occupy slots head, head+1, ... (mod slots). `reserved` marks the slot a send is filling.
@@ -398,44 +397,41 @@ struct CpuExecutor::Impl {
     for (int w : waiters) enqueue(w, false);
   }
 
-  std::string describe_waiting() {
-    std::string out;
-    int listed = 0;
-    int waiting = 0;
-    for (TbState& s : tbs) {
-      if (s.progress >= s.total) continue;
-      ++waiting;
-      if (listed >= kMaxDescribed) continue;
-      ++listed;
-      const Step& step = current_step(s);
-      const int64_t slice = s.progress / s.num_steps;
-      out += "\n  " + waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps),
-                                   step.type, slice);
-      if (s.running) {
-        out += "is executing";
-        continue;
-      }
-      switch (blocked_on(s)) {
-        case Block::kDependency: {
-          const TbState& dep = dependency(s, step);
-          out += dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress, dep.num_steps,
-                                 dep.total);
-          break;
-        }
-        case Block::kReceive:
-          out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) + " on channel " +
-                 std::to_string(s.tb->channel) + " (no message in the FIFO)";
-          break;
-        case Block::kSend:
-          out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
-                 " on channel " + std::to_string(s.tb->channel) + " (all " +
-                 std::to_string(options.fifo_slots) + " slots full)";
-          break;
-        case Block::kNone: out += "is ready to run"; break;
-      }
+  // What threadblock s waits for, one line of a failure message.
+  std::string describe(TbState& s) {
+    const Step& step = current_step(s);
+    const int64_t slice = s.progress / s.num_steps;
+    std::string out =
+        waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps), step.type, slice);
+    if (s.running) {
+      out += "is executing";
+      return out;
     }
-    if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
-    return std::to_string(waiting) + " threadblock(s) unfinished:" + out;
+    switch (blocked_on(s)) {
+      case Block::kDependency: {
+        const TbState& dep = dependency(s, step);
+        out += dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress, dep.num_steps,
+                               dep.total);
+        break;
+      }
+      case Block::kReceive:
+        out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) + " on channel " +
+               std::to_string(s.tb->channel) + " (no message in the FIFO)";
+        break;
+      case Block::kSend:
+        out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
+               " on channel " + std::to_string(s.tb->channel) + " (all " +
+               std::to_string(options.fifo_slots) + " slots full)";
+        break;
+      case Block::kNone: out += "is ready to run"; break;
+    }
+    return out;
+  }
+
+  std::string describe_waiting() {
+    return list_unfinished(
+        tbs.size(), [&](size_t i) { return tbs[i].progress < tbs[i].total; },
+        [&](size_t i) { return describe(tbs[i]); });
   }
 
   // ---- data movement (outside the lock) -----------------------------------------------------

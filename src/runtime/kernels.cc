@@ -165,4 +165,22 @@ std::string dependency_wait(int rank, int dep_tb, int dep_step, int64_t slice, i
          (dep_progress >= dep_total ? " (finished)" : "");
 }
 
+std::string list_unfinished(size_t count, const std::function<bool(size_t)>& unfinished,
+                            const std::function<std::string(size_t)>& line,
+                            const std::string& whose) {
+  constexpr int kMaxListed = 16;
+  std::string out;
+  int listed = 0;
+  int waiting = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (!unfinished(i)) continue;
+    ++waiting;
+    if (listed >= kMaxListed) continue;
+    ++listed;
+    out += "\n  " + line(i);
+  }
+  if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
+  return std::to_string(waiting) + " threadblock(s)" + whose + " unfinished:" + out;
+}
+
 }  // namespace ccsynth::runtime

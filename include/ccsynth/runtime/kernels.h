@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "ccsynth/core/program.h"
@@ -63,5 +64,11 @@ std::string waiting_step(int rank, int tb, int step, StepType type, int64_t slic
 /// over `dep_steps` steps, `dep_total` in all).
 std::string dependency_wait(int rank, int dep_tb, int dep_step, int64_t slice, int64_t dep_progress,
                             int dep_steps, int64_t dep_total);
+
+/// The list of a failure message: "N threadblock(s)<whose> unfinished:" and one line per
+/// unfinished threadblock i < count (`line(i)`, at most 16, then "... and M more").
+std::string list_unfinished(size_t count, const std::function<bool(size_t)>& unfinished,
+                            const std::function<std::string(size_t)>& line,
+                            const std::string& whose = "");
 
 }  // namespace ccsynth::runtime
