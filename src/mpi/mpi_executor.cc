@@ -123,7 +123,8 @@ std::string Placement::describe() const {
   }
   const int low = num_ranks / num_processes;
   const int high = (num_ranks + num_processes - 1) / num_processes;
-  return std::to_string(num_ranks) + " ranks on " + std::to_string(num_processes) + " processes, " +
+  return std::to_string(num_ranks) + " ranks on " + std::to_string(num_processes) +
+         (num_processes == 1 ? " process, " : " processes, ") +
          (low == high ? std::to_string(low) : std::to_string(low) + " or " + std::to_string(high)) +
          " ranks per process (blocks of consecutive ranks)";
 }
