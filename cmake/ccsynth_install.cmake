@@ -18,8 +18,13 @@ target_link_libraries(ccsynth_umbrella INTERFACE ccsynth::version)
 install(TARGETS ccsynth_umbrella EXPORT ccsynthTargets)
 
 # --- Headers: include/ccsynth/** and the generated ccsynth/version.h.
+# The MPI runtime's headers only when it is built (they include mpi.h).
+set(ccsynth_header_excludes "")
+if(NOT TARGET ccsynth::mpi)
+  set(ccsynth_header_excludes PATTERN "mpi" EXCLUDE)
+endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h")
+        FILES_MATCHING PATTERN "*.h" ${ccsynth_header_excludes})
 install(FILES ${PROJECT_BINARY_DIR}/include/ccsynth/version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ccsynth)
 
@@ -28,7 +33,8 @@ install(FILES ${PROJECT_BINARY_DIR}/include/ccsynth/version.h
 # adds a new third-party dependency must add a row here (configuration stops otherwise, since
 # the installed package would be unusable).
 set(ccsynth_third_party_order
-    PkgConfig::CBC z3::z3 pugixml::pugixml nlohmann_json::nlohmann_json fmt::fmt Threads::Threads)
+    PkgConfig::CBC z3::z3 pugixml::pugixml nlohmann_json::nlohmann_json fmt::fmt Threads::Threads
+    MPI::MPI_CXX)
 set(ccsynth_find_PkgConfig::CBC [=[
 find_dependency(PkgConfig)
 if(NOT TARGET PkgConfig::CBC)
@@ -53,6 +59,7 @@ set(ccsynth_find_pugixml::pugixml "find_dependency(pugixml)")
 set(ccsynth_find_nlohmann_json::nlohmann_json "find_dependency(nlohmann_json 3.10)")
 set(ccsynth_find_fmt::fmt "find_dependency(fmt)")
 set(ccsynth_find_Threads::Threads "find_dependency(Threads)")
+set(ccsynth_find_MPI::MPI_CXX "find_dependency(MPI COMPONENTS CXX)")
 
 # Libs words for static linking (-l...), or a Requires.private module for header-only packages.
 function(ccsynth_pc_libs_of_library path out)
@@ -70,6 +77,14 @@ ccsynth_pc_libs_of_library("${Z3_LIBRARY}" ccsynth_pc_z3::z3)
 set(ccsynth_pc_pugixml::pugixml "-lpugixml")
 set(ccsynth_pc_fmt::fmt "-lfmt")
 set(ccsynth_pc_Threads::Threads "-lpthread")
+if(CCSYNTH_WITH_MPI)
+  set(ccsynth_mpi_words "")
+  foreach(library IN LISTS MPI_CXX_LIBRARIES)
+    ccsynth_pc_libs_of_library("${library}" words)
+    list(APPEND ccsynth_mpi_words ${words})
+  endforeach()
+  list(JOIN ccsynth_mpi_words " " ccsynth_pc_MPI::MPI_CXX)
+endif()
 set(ccsynth_pc_requires_nlohmann_json::nlohmann_json "nlohmann_json")
 
 # Link order for ccsynth.pc: a module before the modules it uses (DEPS), reverse topological.

@@ -14,6 +14,16 @@ pkg_check_modules(CBC REQUIRED IMPORTED_TARGET cbc)
 list(PREPEND CMAKE_MODULE_PATH ${CMAKE_CURRENT_LIST_DIR})
 find_package(Z3 REQUIRED)
 
+# MPI (the `mpi` module, docs/mpi.md): optional, on by default when an implementation is found
+# (Debian: libopenmpi-dev openmpi-bin).
+# The C API from C++ (MPI::MPI_CXX without the deprecated C++ bindings).
+set(MPI_CXX_SKIP_MPICXX ON)
+find_package(MPI COMPONENTS CXX QUIET)
+option(CCSYNTH_WITH_MPI "Build the MPI runtime (src/mpi/, needs MPI: libopenmpi-dev)" ${MPI_CXX_FOUND})
+if(CCSYNTH_WITH_MPI)
+  find_package(MPI REQUIRED COMPONENTS CXX)
+endif()
+
 if(CCSYNTH_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

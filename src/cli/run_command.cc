@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -18,37 +19,9 @@
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/verify/verify_program.h"
 #include "cli/command.h"
+#include "cli/run_common.h"
 
 namespace ccsynth::cli {
-namespace {
-
-struct RunOptions {
-  std::string file;
-  std::string bytes = "1M";
-  std::string dtype = "float32";
-  std::string op = "sum";
-  std::string collective;
-  int iters = 10;
-  int warmup = 2;
-  bool check = false;
-  bool json = false;
-  bool inplace = false;
-  int slices = 0;
-  std::string slice_bytes = "0";
-  int fifo_slots = 8;
-  int workers = 0;
-  double timeout_s = 60.0;
-  uint64_t seed = 1;
-  bool memcpy = false;
-  std::string memcpy_bytes = "256M";
-};
-
-struct Outcome {
-  runtime::HarnessResult result;
-  Collective collective;
-  double algbw_gbps = 0.0;
-  double busbw_gbps = 0.0;
-};
 
 std::optional<Collective> collective_for(const Program& program, const RunOptions& o) {
   if (!o.collective.empty()) {
@@ -65,7 +38,7 @@ std::optional<Collective> collective_for(const Program& program, const RunOption
   }
 }
 
-Outcome run_file(const RunOptions& o, const Program& program) {
+runtime::HarnessOptions harness_options(const RunOptions& o) {
   runtime::HarnessOptions h;
   h.exec.dtype = runtime::parse_data_type(o.dtype, "--dtype");
   h.exec.op = runtime::parse_reduce_op(o.op, "--op");
@@ -79,26 +52,45 @@ Outcome run_file(const RunOptions& o, const Program& program) {
   h.iters = o.iters;
   h.warmup = o.warmup;
   h.seed = o.seed;
+  return h;
+}
+
+void set_bandwidths(Outcome& out, const Program& program,
+                    const std::optional<Collective>& collective) {
+  const CollectiveKind kind = collective ? collective->kind : CollectiveKind::kCustom;
+  if (out.result.ok && out.result.time_us > 0.0) {
+    // nccl-tests: algbw = size / time with size = output for (all)gather, else input.
+    out.algbw_gbps = sim::nccl_size_bytes(kind, program.num_ranks, out.result.bytes) /
+                     (out.result.time_us * 1e3);
+    out.busbw_gbps = out.algbw_gbps * sim::bus_factor(kind, program.num_ranks);
+  }
+}
+
+runtime::HarnessResult with_size_flag(const RunOptions& o,
+                                      const std::function<runtime::HarnessResult()>& run) {
+  try {
+    return run();
+  } catch (const UserError& e) {
+    if (e.field() == "bytes") throw UserError(o.file, "--size", e.reason());
+    throw;
+  }
+}
+
+namespace {
+
+Outcome run_file(const RunOptions& o, const Program& program) {
+  runtime::HarnessOptions h = harness_options(o);
   const std::optional<Collective> collective = collective_for(program, o);
   if (collective) h.collective = &*collective;
   const int64_t bytes = parse_bytes(o.bytes, "--size");
   Outcome out;
   out.collective = collective.value_or(Collective{});
-  try {
-    out.result = runtime::run_program(program, bytes, h);
-  } catch (const UserError& e) {
-    if (e.field() == "bytes") throw UserError(o.file, "--size", e.reason());
-    throw;
-  }
-  const CollectiveKind kind = collective ? collective->kind : CollectiveKind::kCustom;
-  if (out.result.ok && out.result.time_us > 0.0) {
-    // nccl-tests: algbw = size / time with size = output for (all)gather, else input.
-    out.algbw_gbps =
-        sim::nccl_size_bytes(kind, program.num_ranks, bytes) / (out.result.time_us * 1e3);
-    out.busbw_gbps = out.algbw_gbps * sim::bus_factor(kind, program.num_ranks);
-  }
+  out.result = with_size_flag(o, [&] { return runtime::run_program(program, bytes, h); });
+  set_bandwidths(out, program, collective);
   return out;
 }
+
+}  // namespace
 
 nlohmann::json to_json(const RunOptions& o, const Program* program, const Outcome* out,
                        std::optional<double> memcpy_gbps) {
@@ -156,6 +148,16 @@ void print_table(const RunOptions& o, const Program& program, const Outcome& out
   if (!r.ok) std::cout << "error: " << r.message << "\n";
 }
 
+#ifndef CCSYNTH_HAVE_MPI
+int run_mpi_command(const RunOptions& o, const Program&) {
+  throw UserError(o.file, "--mpi",
+                  "this ccsynth was built without the MPI runtime (install libopenmpi-dev and "
+                  "configure with -DCCSYNTH_WITH_MPI=ON)");
+}
+#endif
+
+namespace {
+
 int run_command(const RunOptions& o) {
   if (o.file.empty() && !o.memcpy) {
     throw UserError("", "file", "give an MSCCL-IR XML file to run (or --memcpy)");
@@ -174,6 +176,7 @@ int run_command(const RunOptions& o) {
     return kExitOk;
   }
   const Program program = formats::read_msccl_xml_file(o.file);
+  if (o.mpi) return run_mpi_command(o, program);
   const Outcome out = run_file(o, program);
   if (o.json) {
     std::cout << to_json(o, &program, &out, memcpy_gbps).dump(2) << "\n";
@@ -193,7 +196,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       "Run an MSCCL-IR XML program on the CPU runtime (all ranks in this process) and "
       "report time, algbw and busbw; --check compares with the collective's reference");
   cmd->add_option("file", o->file, "MSCCL-IR XML program (classic or executor dialect)");
-  cmd->add_option("-s,--size", o->bytes,
+  cmd->add_option("-s,--size,--bytes", o->bytes,
                   "Per-rank input bytes (1K, 64M, ...); must be a multiple of the program's "
                   "input chunks times the element size")
       ->capture_default_str();
@@ -227,6 +230,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_flag("--mpi", o->mpi,
+                "Run on the MPI runtime: start with `mpirun -np N ccsynth run FILE --mpi`; the "
+                "program's ranks are spread over the N processes (docs/mpi.md)");
   cmd->add_flag("--memcpy", o->memcpy, "Also measure this machine's memcpy bandwidth");
   cmd->add_option("--memcpy-bytes", o->memcpy_bytes, "Buffer size of the memcpy measurement")
       ->capture_default_str();

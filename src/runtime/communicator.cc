@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "ccsynth/core/error.h"
-#include "kernels.h"
+#include "ccsynth/runtime/kernels.h"
 
 namespace ccsynth::runtime {
 
@@ -15,13 +15,7 @@ namespace {
 // A loaded program with what its selection needs.
 struct Loaded {
   std::unique_ptr<CpuExecutor> exec;
-  CollectiveKind kind = CollectiveKind::kAllReduce;
-  int root = 0;
-  bool inplace = false;
-  bool outofplace = true;
-  int64_t min_bytes = 0;
-  int64_t max_bytes = 0;  // 0 = unlimited
-  int input_chunks = 1;
+  ProgramSelector selector;
 };
 
 // A compiled built-in fallback for (kind, root, in-place); exec is null when none applies.
@@ -31,14 +25,52 @@ struct Builtin {
   int input_chunks = 1;
 };
 
-bool rooted(CollectiveKind kind) {
+const std::byte* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
+
+}  // namespace
+
+ProgramSelector ProgramSelector::of(const Program& program, int64_t min_bytes, int64_t max_bytes) {
+  if (min_bytes < 0 || max_bytes < 0 || (max_bytes > 0 && max_bytes < min_bytes)) {
+    throw UserError(program.name, "minBytes/maxBytes", "invalid size range");
+  }
+  ProgramSelector s;
+  s.input_chunks = collective_of(program).input_chunks;  // UserError for custom
+  s.kind = program.collective;
+  s.root = program.root;
+  s.inplace = program.inplace;
+  s.outofplace = program.outofplace;
+  s.min_bytes = min_bytes;
+  s.max_bytes = max_bytes;
+  return s;
+}
+
+bool ProgramSelector::matches(CollectiveKind call_kind, int call_root, bool call_inplace,
+                              int64_t bytes, size_t elem_bytes) const {
+  if (kind != call_kind || (is_rooted(call_kind) && root != call_root)) return false;
+  if (call_inplace ? !inplace : !outofplace) return false;
+  if (bytes < min_bytes || (max_bytes > 0 && bytes > max_bytes)) return false;
+  return bytes % (static_cast<int64_t>(elem_bytes) * input_chunks) == 0;
+}
+
+bool is_rooted(CollectiveKind kind) {
   return kind == CollectiveKind::kBroadcast || kind == CollectiveKind::kReduce ||
          kind == CollectiveKind::kGather || kind == CollectiveKind::kScatter;
 }
 
-const std::byte* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
+int64_t call_input_bytes(CollectiveKind kind, size_t count, size_t elem_bytes, int num_ranks) {
+  const bool per_peer = kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllToAll;
+  return static_cast<int64_t>(count * elem_bytes * (per_peer ? num_ranks : 1));
+}
 
-}  // namespace
+bool is_inplace_call(CollectiveKind kind, const void* send, const void* recv, int rank,
+                     size_t block_bytes) {
+  if (send == nullptr || recv == nullptr) return false;
+  const std::byte* s = bytes_of(send);
+  const std::byte* d = bytes_of(recv);
+  if (kind == CollectiveKind::kAllGather) return s == d + rank * block_bytes;
+  if (kind == CollectiveKind::kReduceScatter) return d == s + rank * block_bytes;
+  return s == d;
+}
 
 struct Communicator::Impl {
   std::vector<Loaded> programs;
@@ -82,17 +114,8 @@ int Communicator::load(Program program, int64_t min_bytes, int64_t max_bytes) {
                     "the program is for " + std::to_string(program.num_ranks) +
                         " ranks, the communicator has " + std::to_string(num_ranks_));
   }
-  if (min_bytes < 0 || max_bytes < 0 || (max_bytes > 0 && max_bytes < min_bytes)) {
-    throw UserError(program.name, "minBytes/maxBytes", "invalid size range");
-  }
   Loaded loaded;
-  loaded.input_chunks = collective_of(program).input_chunks;  // UserError for custom
-  loaded.kind = program.collective;
-  loaded.root = program.root;
-  loaded.inplace = program.inplace;
-  loaded.outofplace = program.outofplace;
-  loaded.min_bytes = min_bytes;
-  loaded.max_bytes = max_bytes;
+  loaded.selector = ProgramSelector::of(program, min_bytes, max_bytes);
   loaded.exec = std::make_unique<CpuExecutor>(std::move(program));
   impl_->programs.push_back(std::move(loaded));
   return static_cast<int>(impl_->programs.size()) - 1;
@@ -141,12 +164,7 @@ bool detect_inplace(CollectiveKind kind, const std::vector<const void*>& send,
   int no = 0;
   for (size_t r = 0; r < send.size(); ++r) {
     if (send[r] == nullptr || recv[r] == nullptr) continue;
-    const std::byte* s = bytes_of(send[r]);
-    const std::byte* d = bytes_of(recv[r]);
-    bool same = s == d;
-    if (kind == CollectiveKind::kAllGather) same = s == d + r * block_bytes;
-    if (kind == CollectiveKind::kReduceScatter) same = d == s + r * block_bytes;
-    (same ? yes : no)++;
+    (is_inplace_call(kind, send[r], recv[r], static_cast<int>(r), block_bytes) ? yes : no)++;
   }
   if (yes > 0 && no > 0) {
     throw UserError("", "recv", "some ranks call in-place and others out-of-place");
@@ -165,7 +183,7 @@ void run_direct(CollectiveKind kind, const std::vector<const void*>& send,
   auto reduce_all = [&](size_t offset, std::vector<std::byte>& acc) {
     acc.assign(src(0, offset), src(0, offset) + block);
     for (size_t r = 1; r < n; ++r)
-      detail::reduce(dtype, op, acc.data(), acc.data(), src(r, offset), count);
+      reduce_elements(dtype, op, acc.data(), acc.data(), src(r, offset), count);
   };
   std::vector<std::byte> acc;
   switch (kind) {
@@ -221,7 +239,7 @@ void Communicator::call(CollectiveKind kind, const std::vector<const void*>& sen
   if (root < 0 || root >= n) throw UserError("", "root", "root out of range");
   const size_t esize = size_of(dtype);
   const bool per_peer = kind == CollectiveKind::kReduceScatter || kind == CollectiveKind::kAllToAll;
-  const int64_t bytes = static_cast<int64_t>(count * esize * (per_peer ? n : 1));
+  const int64_t bytes = call_input_bytes(kind, count, esize, n);
   const bool inplace = detect_inplace(kind, send, recv, count * esize);
   last_ = CallInfo{};
   last_.inplace = inplace;
@@ -256,12 +274,9 @@ void Communicator::call(CollectiveKind kind, const std::vector<const void*>& sen
   };
   for (size_t i = 0; i < impl_->programs.size(); ++i) {
     Loaded& p = impl_->programs[i];
-    if (p.kind != kind || (rooted(kind) && p.root != root)) continue;
-    if (inplace ? !p.inplace : !p.outofplace) continue;
-    if (bytes < p.min_bytes || (p.max_bytes > 0 && bytes > p.max_bytes)) continue;
-    if (bytes % (static_cast<int64_t>(esize) * p.input_chunks) != 0) continue;
+    if (!p.selector.matches(kind, root, inplace, bytes, esize)) continue;
     last_.program = static_cast<int>(i);
-    execute(*p.exec, p.input_chunks, p.exec->program().name);
+    execute(*p.exec, p.selector.input_chunks, p.exec->program().name);
     return;
   }
   if (!fallback_) {

@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "ccsynth/core/error.h"
-#include "kernels.h"
+#include "ccsynth/runtime/kernels.h"
 
 namespace ccsynth::runtime {
 
@@ -26,12 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kSimpleSliceBytes = 512 * 1024;
 constexpr int64_t kLL128SliceBytes = 576000;
 constexpr int64_t kLLSliceBytes = 32 * 1024;
-constexpr int kMaxDescribed = 16;  // waiting steps listed in a deadlock message
-
-std::string where(int rank, int tb, int step) {
-  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]/step[" +
-         std::to_string(step) + "]";
-}
 
 // A FIFO connection (src rank, dst rank, channel): `slots` slots of slot_bytes each; messages
 // occupy slots head, head+1, ... (mod slots). `reserved` marks the slot a send is filling.
@@ -104,11 +98,8 @@ struct CpuExecutor::Impl {
 
   // State of the current run; everything below `mu` is guarded by it.
   ExecOptions options;
-  size_t esize = 4;
-  int64_t chunk_elems = 0;
-  int slices = 1;
-  int64_t slice_elems = 0;
-  std::vector<std::array<std::byte*, 3>> bases;  // per rank: input, output, scratch
+  SliceShape shape;
+  std::vector<RankBases> bases;  // per rank: input, output, scratch
   Clock::time_point deadline;
 
   std::mutex mu;
@@ -261,7 +252,7 @@ struct CpuExecutor::Impl {
     const Threadblock& tb = *state.tb;
     for (int s = 0; s < state.num_steps; ++s) {
       const Step& step = tb.steps[s];
-      const std::string field = where(state.rank, state.id, s);
+      const std::string field = step_name(state.rank, state.id, s);
       if (step.type != StepType::kNop && step.count < 1) bad(field, "cnt must be at least 1");
       if (sends(step.type) && tb.send_peer < 0) {
         bad(field,
@@ -364,10 +355,11 @@ struct CpuExecutor::Impl {
       const int got = c.msg_count[c.head];
       if (got != step.count) {
         const int slice = static_cast<int>(s.progress / s.num_steps);
-        fail("count mismatch: " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) +
-             " (" + to_string(step.type) + ", slice " + std::to_string(slice) +
+        fail("count mismatch: " +
+             step_name(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
+             to_string(step.type) + ", slice " + std::to_string(slice) +
              ") receives cnt=" + std::to_string(step.count) + " but the matching send " +
-             where(c.src, tbs[c.sender].id, c.msg_step[c.head]) +
+             step_name(c.src, tbs[c.sender].id, c.msg_step[c.head]) +
              " sent cnt=" + std::to_string(got) + " on channel " + std::to_string(c.channel));
         return false;
       }
@@ -405,77 +397,48 @@ struct CpuExecutor::Impl {
     for (int w : waiters) enqueue(w, false);
   }
 
-  std::string describe_waiting() {
-    std::string out;
-    int listed = 0;
-    int waiting = 0;
-    for (TbState& s : tbs) {
-      if (s.progress >= s.total) continue;
-      ++waiting;
-      if (listed >= kMaxDescribed) continue;
-      ++listed;
-      const Step& step = current_step(s);
-      const int64_t slice = s.progress / s.num_steps;
-      out += "\n  " + where(s.rank, s.id, static_cast<int>(s.progress % s.num_steps)) + " (" +
-             to_string(step.type) + ", slice " + std::to_string(slice) + ") ";
-      if (s.running) {
-        out += "is executing";
-        continue;
-      }
-      switch (blocked_on(s)) {
-        case Block::kDependency: {
-          const TbState& dep = dependency(s, step);
-          out += "waits for its dependency " + where(s.rank, dep.id, step.dep_step) + " (slice " +
-                 std::to_string(slice) + "), which is at step " +
-                 std::to_string(dep.progress % std::max(1, dep.num_steps)) + " of slice " +
-                 std::to_string(dep.progress / std::max(1, dep.num_steps)) +
-                 (dep.progress >= dep.total ? " (finished)" : "");
-          break;
-        }
-        case Block::kReceive:
-          out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) + " on channel " +
-                 std::to_string(s.tb->channel) + " (no message in the FIFO)";
-          break;
-        case Block::kSend:
-          out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
-                 " on channel " + std::to_string(s.tb->channel) + " (all " +
-                 std::to_string(options.fifo_slots) + " slots full)";
-          break;
-        case Block::kNone: out += "is ready to run"; break;
-      }
+  // What threadblock s waits for, one line of a failure message.
+  std::string describe(TbState& s) {
+    const Step& step = current_step(s);
+    const int64_t slice = s.progress / s.num_steps;
+    std::string out =
+        waiting_step(s.rank, s.id, static_cast<int>(s.progress % s.num_steps), step.type, slice);
+    if (s.running) {
+      out += "is executing";
+      return out;
     }
-    if (waiting > listed) out += "\n  ... and " + std::to_string(waiting - listed) + " more";
-    return std::to_string(waiting) + " threadblock(s) unfinished:" + out;
+    switch (blocked_on(s)) {
+      case Block::kDependency: {
+        const TbState& dep = dependency(s, step);
+        out += dependency_wait(s.rank, dep.id, step.dep_step, slice, dep.progress, dep.num_steps,
+                               dep.total);
+        break;
+      }
+      case Block::kReceive:
+        out += "waits to receive from rank " + std::to_string(s.tb->recv_peer) + " on channel " +
+               std::to_string(s.tb->channel) + " (no message in the FIFO)";
+        break;
+      case Block::kSend:
+        out += "waits for a free FIFO slot to rank " + std::to_string(s.tb->send_peer) +
+               " on channel " + std::to_string(s.tb->channel) + " (all " +
+               std::to_string(options.fifo_slots) + " slots full)";
+        break;
+      case Block::kNone: out += "is ready to run"; break;
+    }
+    return out;
+  }
+
+  std::string describe_waiting() {
+    return list_unfinished(
+        tbs.size(), [&](size_t i) { return tbs[i].progress < tbs[i].total; },
+        [&](size_t i) { return describe(tbs[i]); });
   }
 
   // ---- data movement (outside the lock) -----------------------------------------------------
 
-  std::byte* chunk_ptr(int rank, Buffer buffer, int64_t chunk, int64_t elem_offset) const {
-    return bases[rank][static_cast<int>(buffer)] +
-           static_cast<size_t>(chunk * chunk_elems + elem_offset) * esize;
-  }
-
-  void copy(void* dst, const void* src, size_t bytes) const {
-    if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
-  }
-
   void execute(int t, const Claim& claim) {
     const TbState& s = tbs[t];
     const Step& step = s.tb->steps[static_cast<size_t>(claim.instance % s.num_steps)];
-    if (step.type == StepType::kNop) return;
-    const int64_t slice = claim.instance / s.num_steps;
-    const int64_t offset = slice * slice_elems;
-    const int64_t len = std::max<int64_t>(0, std::min(slice_elems, chunk_elems - offset));
-    // One slice of `count` chunks: with a single slice the chunks are contiguous and move as
-    // one piece; otherwise piece p is slice `slice` of chunk offset + p. A FIFO message holds
-    // the pieces back to back.
-    int pieces = step.count;
-    int64_t n = len;
-    if (slices == 1) {
-      pieces = 1;
-      n = len * step.count;
-    }
-    const size_t bytes = static_cast<size_t>(n) * esize;
     const std::byte* in = nullptr;
     std::byte* out = nullptr;
     if (claim.in_slot >= 0) {
@@ -486,39 +449,8 @@ struct CpuExecutor::Impl {
       Connection& c = conns[s.out_conn];
       out = c.storage.data() + static_cast<size_t>(claim.out_slot) * c.slot_bytes;
     }
-    for (int p = 0; p < pieces; ++p) {
-      const std::byte* src = reads_src(step.type)
-                                 ? chunk_ptr(s.rank, step.src_buffer, step.src_offset + p, offset)
-                                 : nullptr;
-      std::byte* dst = writes_dst(step.type)
-                           ? chunk_ptr(s.rank, step.dst_buffer, step.dst_offset + p, offset)
-                           : nullptr;
-      const std::byte* in_p = in ? in + p * bytes : nullptr;
-      std::byte* out_p = out ? out + p * bytes : nullptr;
-      switch (step.type) {
-        case StepType::kSend: copy(out_p, src, bytes); break;
-        case StepType::kRecv: copy(dst, in_p, bytes); break;
-        case StepType::kRecvCopySend:
-          copy(dst, in_p, bytes);
-          copy(out_p, in_p, bytes);
-          break;
-        case StepType::kRecvReduceSend:
-          detail::reduce(options.dtype, options.op, out_p, in_p, src, n);
-          break;
-        case StepType::kRecvReduceCopy:
-          detail::reduce(options.dtype, options.op, dst, in_p, src, n);
-          break;
-        case StepType::kRecvReduceCopySend:
-          detail::reduce(options.dtype, options.op, dst, in_p, src, n);
-          copy(out_p, dst, bytes);
-          break;
-        case StepType::kCopy:
-          if (dst != src && bytes > 0) std::memmove(dst, src, bytes);
-          break;
-        case StepType::kReduce: detail::reduce(options.dtype, options.op, dst, dst, src, n); break;
-        case StepType::kNop: break;
-      }
-    }
+    execute_slice(step, claim.instance / s.num_steps, shape, options.dtype, options.op,
+                  bases[s.rank], in, out);
   }
 
   // ---- the scheduler loop ---------------------------------------------------------------------
@@ -581,10 +513,7 @@ struct CpuExecutor::Impl {
     if (elems < 0) throw UserError(program.name, "chunk_elems", "negative chunk size");
     if (opts.fifo_slots < 1) throw UserError(program.name, "fifo_slots", "must be at least 1");
     options = opts;
-    esize = size_of(opts.dtype);
-    chunk_elems = elems;
-    slices = slices_per_chunk(program.protocol, elems, opts.dtype, opts);
-    slice_elems = elems == 0 ? 0 : (elems + slices - 1) / slices;
+    shape = slice_shape(program.protocol, elems, opts.dtype, opts);
     bases.assign(num_ranks, {nullptr, nullptr, nullptr});
     for (int r = 0; r < num_ranks; ++r) {
       const GpuProgram& gpu = program.gpus[r];
@@ -593,13 +522,14 @@ struct CpuExecutor::Impl {
         throw UserError(program.name, "buffers",
                         "rank " + std::to_string(r) + " has no input or output buffer");
       }
-      const size_t scratch_bytes = static_cast<size_t>(gpu.scratch_chunks) * elems * esize;
+      const size_t scratch_bytes =
+          static_cast<size_t>(gpu.scratch_chunks) * elems * shape.elem_bytes;
       if (scratch[r].size() < scratch_bytes) scratch[r].resize(scratch_bytes);
       bases[r] = {static_cast<std::byte*>(buffers[r].input),
                   static_cast<std::byte*>(buffers[r].output), scratch[r].data()};
     }
     for (Connection& c : conns) {
-      c.slot_bytes = static_cast<size_t>(c.max_count) * slice_elems * esize;
+      c.slot_bytes = static_cast<size_t>(c.max_count) * shape.slice_elems * shape.elem_bytes;
       const size_t total = c.slot_bytes * opts.fifo_slots;
       if (c.storage.size() < total) c.storage.resize(total);
       c.msg_count.assign(opts.fifo_slots, 0);
@@ -617,7 +547,7 @@ struct CpuExecutor::Impl {
     for (size_t t = 0; t < tbs.size(); ++t) {
       TbState& s = tbs[t];
       s.progress = 0;
-      s.total = static_cast<int64_t>(s.num_steps) * slices;
+      s.total = static_cast<int64_t>(s.num_steps) * shape.slices;
       s.queued = false;
       s.running = false;
       s.dep_waiters.clear();
@@ -671,8 +601,8 @@ struct CpuExecutor::Impl {
     const Clock::time_point end = Clock::now();
     ExecResult result;
     result.time_us = std::chrono::duration<double, std::micro>(end - start).count();
-    result.slices = slices;
-    result.chunk_elems = chunk_elems;
+    result.slices = shape.slices;
+    result.chunk_elems = shape.chunk_elems;
     result.step_instances = step_instances;
     result.workers = workers;
     if (error.empty()) error = leftover_messages();
@@ -688,6 +618,8 @@ CpuExecutor::CpuExecutor(CpuExecutor&&) noexcept = default;
 CpuExecutor& CpuExecutor::operator=(CpuExecutor&&) noexcept = default;
 
 const Program& CpuExecutor::program() const { return impl_->program; }
+
+void CpuExecutor::validate(const Program& program) { Impl checked(program); }
 
 ExecResult CpuExecutor::run(const std::vector<RankBuffers>& buffers, int64_t chunk_elems,
                             const ExecOptions& options) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
-#include "kernels.h"
+#include "ccsynth/runtime/kernels.h"
 
 namespace ccsynth::runtime {
 
@@ -129,7 +129,8 @@ struct Layout {
   std::vector<Bytes> storage;  // per rank: send and recv (out-of-place) or one buffer
   std::vector<std::byte*> send;
   std::vector<std::byte*> recv;
-  std::vector<RankBuffers> views;
+  std::vector<RankBuffers> views;  // one per rank; null pointers for ranks not local
+  std::vector<bool> local;         // per rank: its buffers live in this process
 };
 
 std::optional<Collective> resolve_collective(const Program& program,
@@ -157,7 +158,8 @@ void program_chunks(const Program& program, int& input, int& output) {
   }
 }
 
-Layout make_layout(const Program& program, int64_t bytes, const HarnessOptions& options) {
+Layout make_layout(const Program& program, int64_t bytes, const HarnessOptions& options,
+                   const std::vector<int>& local_ranks) {
   Layout layout;
   layout.collective = resolve_collective(program, options);
   int gpu_in = 0;
@@ -189,10 +191,23 @@ Layout make_layout(const Program& program, int64_t bytes, const HarnessOptions& 
   layout.chunk_elems = chunk_elements(bytes, layout.input_chunks, options.exec.dtype);
   layout.chunk_bytes = static_cast<size_t>(layout.chunk_elems) * size_of(options.exec.dtype);
   const int num_ranks = program.num_ranks;
+  layout.local.assign(num_ranks, local_ranks.empty());
+  for (int r : local_ranks) {
+    if (r < 0 || r >= num_ranks) {
+      throw UserError(
+          program.name, "ranks",
+          "rank " + std::to_string(r) + " is not a rank of 0.." + std::to_string(num_ranks - 1));
+    }
+    layout.local[r] = true;
+  }
   layout.storage.resize(num_ranks * (options.inplace ? 1 : 2));
   layout.send.resize(num_ranks);
   layout.recv.resize(num_ranks);
   for (int r = 0; r < num_ranks; ++r) {
+    if (!layout.local[r]) {
+      layout.views.push_back(RankBuffers{});
+      continue;
+    }
     if (options.inplace) {
       // NCCL in-place layout: the smaller buffer lives inside the larger one.
       const BufferRef in0 = input_location(*layout.collective, Slot{r, 0}, true);
@@ -225,17 +240,15 @@ class Checker {
 
   // Random inputs in every input slot, a copy of them for the reference, and a NaN / all-ones
   // pattern in every output so unwritten outputs are caught.
+  // Only the local ranks' buffers are filled; every rank's inputs are the same in every
+  // process (seeded by rank), so a process can compute the reference of its ranks alone.
   void fill() {
-    const int num_ranks = c_.num_ranks;
-    inputs_.assign(num_ranks, Bytes());
-    for (int r = 0; r < num_ranks; ++r) {
+    for (int r = 0; r < c_.num_ranks; ++r) {
+      if (!layout_.local[r]) continue;
       Bytes& out = layout_.storage[inplace_ ? r : 2 * r + 1];
       std::memset(out.data(), 0xff, out.size());
-      Random rng{seed_ * 0x100000001b3ull + static_cast<uint64_t>(r)};
-      inputs_[r].resize(c_.input_chunks * layout_.chunk_bytes);
-      fill_random(exec_.dtype, exec_.op, inputs_[r].data(), c_.input_chunks * layout_.chunk_elems,
-                  rng);
-      std::memcpy(layout_.send[r], inputs_[r].data(), inputs_[r].size());
+      const Bytes& in = input(r);
+      std::memcpy(layout_.send[r], in.data(), in.size());
     }
   }
 
@@ -247,12 +260,13 @@ class Checker {
       const ChunkSpec& spec = c_.chunks[k];
       contributions.clear();
       for (const Slot& s : spec.pre) {
-        contributions.push_back(inputs_[s.rank].data() + s.index * layout_.chunk_bytes);
+        contributions.push_back(input(s.rank).data() + s.index * layout_.chunk_bytes);
       }
-      if (contributions.empty()) continue;
+      if (contributions.empty() || !has_local_post(spec)) continue;
       const bool exact = !c_.combining || contributions.size() == 1 || !is_floating(exec_.dtype);
       if (exact) fold_exact(contributions, folded);
       for (const Slot& s : spec.post) {
+        if (!layout_.local[s.rank]) continue;
         const BufferRef ref = output_location(c_, s, inplace_);
         const std::byte* got =
             (ref.buffer == Buffer::kInput ? layout_.send[s.rank] : layout_.recv[s.rank]) +
@@ -273,11 +287,30 @@ class Checker {
   }
 
  private:
+  // The seeded inputs of rank r (its input chunks), made on first use.
+  const Bytes& input(int r) {
+    if (inputs_.empty()) inputs_.resize(c_.num_ranks);
+    Bytes& in = inputs_[r];
+    if (in.empty()) {
+      Random rng{seed_ * 0x100000001b3ull + static_cast<uint64_t>(r)};
+      in.resize(c_.input_chunks * layout_.chunk_bytes);
+      fill_random(exec_.dtype, exec_.op, in.data(), c_.input_chunks * layout_.chunk_elems, rng);
+    }
+    return in;
+  }
+
+  bool has_local_post(const ChunkSpec& spec) const {
+    for (const Slot& s : spec.post) {
+      if (layout_.local[s.rank]) return true;
+    }
+    return false;
+  }
+
   void fold_exact(const std::vector<const std::byte*>& contributions, Bytes& out) const {
     std::memcpy(out.data(), contributions[0], layout_.chunk_bytes);
     for (size_t i = 1; i < contributions.size(); ++i) {
-      detail::reduce(exec_.dtype, exec_.op, out.data(), out.data(), contributions[i],
-                     layout_.chunk_elems);
+      reduce_elements(exec_.dtype, exec_.op, out.data(), out.data(), contributions[i],
+                      layout_.chunk_elems);
     }
   }
 
@@ -348,7 +381,7 @@ class Checker {
   const ExecOptions& exec_;
   bool inplace_;
   uint64_t seed_;
-  std::vector<Bytes> inputs_;  // per rank, the collective's input chunks
+  std::vector<Bytes> inputs_;  // per rank, the collective's input chunks (empty until used)
   std::string details_;
 };
 
@@ -370,17 +403,52 @@ HarnessResult run_program(const Program& program, int64_t bytes, const HarnessOp
   return run_program(executor, bytes, options);
 }
 
-HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOptions& options) {
-  const Program& program = executor.program();
+struct RunBuffers::Impl {
+  Layout layout;
+  HarnessOptions options;
+  std::unique_ptr<Checker> checker;
+};
+
+RunBuffers::RunBuffers(const Program& program, int64_t bytes, const HarnessOptions& options,
+                       const std::vector<int>& local_ranks)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->layout = make_layout(program, bytes, options, local_ranks);
+  impl_->options = options;
+}
+
+RunBuffers::~RunBuffers() = default;
+RunBuffers::RunBuffers(RunBuffers&&) noexcept = default;
+RunBuffers& RunBuffers::operator=(RunBuffers&&) noexcept = default;
+
+const std::vector<RankBuffers>& RunBuffers::views() const { return impl_->layout.views; }
+
+int64_t RunBuffers::chunk_elems() const { return impl_->layout.chunk_elems; }
+
+void RunBuffers::fill_check_inputs() {
+  Impl& d = *impl_;
+  if (!d.layout.collective) {
+    throw UserError("", "collective", "cannot check a program without its collective");
+  }
+  d.checker = std::make_unique<Checker>(*d.layout.collective, d.layout, d.options.exec,
+                                        d.options.inplace, d.options.seed);
+  d.checker->fill();
+}
+
+void RunBuffers::check_outputs(HarnessResult& result) {
+  if (!impl_->checker) throw UserError("", "check", "fill_check_inputs was not called");
+  impl_->checker->compare(result);
+}
+
+HarnessResult run_iterations(RunBuffers& buffers, int64_t bytes, const HarnessOptions& options,
+                             const RunOnce& run_once, const AfterCheck& after_check) {
   if (options.iters < 0 || options.warmup < 0) {
     throw UserError("", "iters", "iteration counts must not be negative");
   }
-  Layout layout = make_layout(program, bytes, options);
   HarnessResult result;
   result.bytes = bytes;
-  result.chunk_elems = layout.chunk_elems;
-  auto run_once = [&]() {
-    ExecResult r = executor.run(layout.views, layout.chunk_elems, options.exec);
+  result.chunk_elems = buffers.chunk_elems();
+  auto run = [&]() {
+    ExecResult r = run_once();
     result.slices = r.slices;
     result.workers = r.workers;
     if (!r.ok) {
@@ -390,22 +458,32 @@ HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOpt
     return r;
   };
   if (options.check) {
-    Checker checker(*layout.collective, layout, options.exec, options.inplace, options.seed);
-    checker.fill();
-    run_once();
+    buffers.fill_check_inputs();
+    run();
     if (!result.ok) return result;
-    checker.compare(result);
+    buffers.check_outputs(result);
+    if (after_check) after_check(result);
     if (!result.ok) return result;
   }
-  for (int i = 0; i < options.warmup && result.ok; ++i) run_once();
+  for (int i = 0; i < options.warmup && result.ok; ++i) run();
   double total = 0.0;
   for (int i = 0; i < options.iters && result.ok; ++i) {
-    const double t = run_once().time_us;
+    const double t = run().time_us;
     total += t;
     result.min_time_us = i == 0 ? t : std::min(result.min_time_us, t);
   }
   if (options.iters > 0) result.time_us = total / options.iters;
   return result;
+}
+
+HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOptions& options) {
+  if (options.iters < 0 || options.warmup < 0) {
+    throw UserError("", "iters", "iteration counts must not be negative");
+  }
+  RunBuffers buffers(executor.program(), bytes, options);
+  return run_iterations(buffers, bytes, options, [&] {
+    return executor.run(buffers.views(), buffers.chunk_elems(), options.exec);
+  });
 }
 
 double measure_memcpy_gbps(int64_t bytes, int iters) {

@@ -31,6 +31,36 @@
 
 namespace ccsynth::runtime {
 
+/// What MSCCL's program selection looks at in a loaded program: its collective, root, in-place
+/// flags, per-rank input size range and chunking (shared by this Communicator and the MPI one).
+struct ProgramSelector {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  int root = 0;
+  bool inplace = false;
+  bool outofplace = true;
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;  // 0 = unlimited
+  int input_chunks = 1;
+
+  /// The selector of `program` with the size range [min_bytes, max_bytes]; throws UserError for
+  /// an invalid range or a program whose collective is not a built-in one.
+  static ProgramSelector of(const Program& program, int64_t min_bytes, int64_t max_bytes);
+  /// True when a call of `kind` (with `root`), in-place or not, of `bytes` per-rank input bytes
+  /// of elements of `elem_bytes` bytes can run the program.
+  bool matches(CollectiveKind call_kind, int call_root, bool call_inplace, int64_t bytes,
+               size_t elem_bytes) const;
+};
+
+/// True for collectives with a root (broadcast, reduce, gather, scatter).
+bool is_rooted(CollectiveKind kind);
+/// Per-rank input bytes of a call of `count` elements (NCCL counts, see above) on `num_ranks`.
+int64_t call_input_bytes(CollectiveKind kind, size_t count, size_t elem_bytes, int num_ranks);
+/// NCCL's in-place rule for rank `rank`'s buffers, `block_bytes` = count * element size
+/// (allgather: send == recv + rank * block; reducescatter: recv == send + rank * block; others:
+/// send == recv). Null pointers are never in-place.
+bool is_inplace_call(CollectiveKind kind, const void* send, const void* recv, int rank,
+                     size_t block_bytes);
+
 /// What the last collective call ran.
 struct CallInfo {
   std::string algorithm;  // the program's name, "builtin ring", "builtin chain" or "builtin direct"

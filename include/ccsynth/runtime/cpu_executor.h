@@ -79,6 +79,10 @@ class CpuExecutor {
 
   const Program& program() const;
 
+  /// Checks the structure the constructor checks without preparing a run (the MPI runtime
+  /// executes the same programs); throws the same UserErrors.
+  static void validate(const Program& program);
+
   /// Runs the program once. `buffers` has one entry per rank; `chunk_elems` is the number of
   /// elements of one chunk (the per-rank input bytes / input chunks / element size). Throws
   /// UserError for a wrong number of buffers or a missing buffer a rank uses.

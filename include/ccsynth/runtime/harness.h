@@ -4,7 +4,10 @@
 // collective (docs/runtime.md "Checking"). Used by `ccsynth run`, the tests and the bench.
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/program.h"
@@ -59,6 +62,48 @@ int64_t chunk_elements(int64_t bytes, int input_chunks, DataType dtype,
 HarnessResult run_program(const Program& program, int64_t bytes, const HarnessOptions& options);
 /// The same with an already prepared executor (reuses its scratch and FIFO memory).
 HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOptions& options);
+
+/// The buffers of a run for the ranks that live in this process (all ranks for run_program, the
+/// ranks of one process for the MPI runtime): NCCL-layout send and receive buffers, the seeded
+/// random inputs of the check (the same in every process, seeded by rank) and the comparison of
+/// the local ranks' outputs with the collective's reference.
+class RunBuffers {
+ public:
+  /// Allocates the buffers of `local_ranks` (empty = every rank) for `bytes` per-rank input
+  /// bytes. Throws UserError as run_program does for bad input.
+  RunBuffers(const Program& program, int64_t bytes, const HarnessOptions& options,
+             const std::vector<int>& local_ranks = {});
+  ~RunBuffers();
+  RunBuffers(RunBuffers&&) noexcept;
+  RunBuffers& operator=(RunBuffers&&) noexcept;
+
+  /// One entry per rank of the program; null pointers for ranks that are not local.
+  const std::vector<RankBuffers>& views() const;
+  /// Elements of one chunk.
+  int64_t chunk_elems() const;
+  /// Fills the local ranks' inputs with the seeded random values and their outputs with a NaN /
+  /// all-ones pattern (needs options.check).
+  void fill_check_inputs();
+  /// Compares the local ranks' outputs with the reference: adds to result.checked_elements,
+  /// mismatches and max_error, sets result.checked, and on mismatches ok = false and a message
+  /// naming the first wrong elements.
+  void check_outputs(HarnessResult& result);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One run on RunBuffers::views(); its time_us is the time to count for the run.
+using RunOnce = std::function<ExecResult()>;
+/// Called after the check, to combine the checks of several processes (may change `result`).
+using AfterCheck = std::function<void(HarnessResult& result)>;
+
+/// The harness loop of run_program: with options.check, fills the inputs, runs once and
+/// compares; then options.warmup untimed and options.iters timed runs (mean and fastest).
+/// Stops at the first failed run or check.
+HarnessResult run_iterations(RunBuffers& buffers, int64_t bytes, const HarnessOptions& options,
+                             const RunOnce& run_once, const AfterCheck& after_check = {});
 
 /// Copy bandwidth of this machine: the best of `iters` std::memcpy calls of `bytes` bytes
 /// between two buffers (after one untimed warm-up copy), in GB/s (1e9 bytes copied per second).
