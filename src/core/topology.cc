@@ -260,19 +260,33 @@ void validate_switches(const Topology& t, const std::string& file) {
   }
 }
 
+// The topology as a graph whose vertices are the ranks and then one vertex per switch (a rank
+// reaches its switches and a switch all its members), so that a switch of k ranks adds 2k
+// edges instead of k(k-1) rank pairs. `reversed` flips every edge.
+std::vector<std::vector<int>> rank_and_switch_graph(const Topology& t, bool reversed) {
+  std::vector<std::vector<int>> graph(t.num_ranks + t.switches.size());
+  auto add = [&](int from, int to) { graph[reversed ? to : from].push_back(reversed ? from : to); };
+  for (const Link& l : t.links) add(l.src, l.dst);
+  for (size_t s = 0; s < t.switches.size(); ++s) {
+    const int hub = t.num_ranks + static_cast<int>(s);
+    for (int r : t.switches[s].ranks) {
+      add(r, hub);
+      add(hub, r);
+    }
+  }
+  return graph;
+}
+
 void validate_reachability(const Topology& t, const std::string& file) {
   if (t.num_ranks <= 1) return;
   // Strong connectivity: everything reachable from 0 and 0 reachable from everything.
-  const auto forward = t.out_neighbors();
-  const auto backward = reverse_adjacency(forward);
-  for (const auto* graph : {&forward, &backward}) {
-    const BfsResult search = breadth_first_search(*graph, {0});
+  for (const bool backward : {false, true}) {
+    const BfsResult search = breadth_first_search(rank_and_switch_graph(t, backward), {0});
     for (int r = 0; r < t.num_ranks; ++r) {
       if (!search.reached(r)) {
-        const bool fwd = graph == &forward;
         throw UserError(file, "links",
                         "rank " + std::to_string(r) +
-                            (fwd ? " is unreachable from rank 0" : " cannot reach rank 0"));
+                            (backward ? " cannot reach rank 0" : " is unreachable from rank 0"));
       }
     }
   }
@@ -281,8 +295,10 @@ void validate_reachability(const Topology& t, const std::string& file) {
 }  // namespace
 
 void validate(const Topology& t, const std::string& file) {
-  if (t.num_ranks <= 0) {
-    throw UserError(file, "ranks", "must be >= 1, got " + std::to_string(t.num_ranks));
+  if (t.num_ranks <= 0 || t.num_ranks > kMaxTopologyRanks) {
+    throw UserError(
+        file, "ranks",
+        "must be 1.." + std::to_string(kMaxTopologyRanks) + ", got " + std::to_string(t.num_ranks));
   }
   validate_nodes(t, file);
   validate_links(t, file);
