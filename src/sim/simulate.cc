@@ -667,6 +667,7 @@ class Simulator {
 
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options) {
+  validate_structure(program, program.name);  // offsets in bounds, connections matched
   return Simulator(program, topology, bytes, options).run();
 }
 
