@@ -87,8 +87,9 @@ Outcome run_file(const RunOptions& o, const Program& program) {
   try {
     out.result = runtime::run_program(program, bytes, h);
   } catch (const UserError& e) {
-    if (e.field() == "bytes") throw UserError(o.file, "--size", e.reason());
-    throw;
+    throw in_user_terms(
+        e, program.name, o.file,
+        {{"bytes", "--size"}, {"scratch", "--size"}, {"fifo_slots", "--fifo-slots"}});
   }
   const CollectiveKind kind = collective ? collective->kind : CollectiveKind::kCustom;
   if (out.result.ok && out.result.time_us > 0.0) {
@@ -162,7 +163,11 @@ int run_command(const RunOptions& o) {
   }
   std::optional<double> memcpy_gbps;
   if (o.memcpy) {
-    memcpy_gbps = runtime::measure_memcpy_gbps(parse_bytes(o.memcpy_bytes, "--memcpy-bytes"), 10);
+    try {
+      memcpy_gbps = runtime::measure_memcpy_gbps(parse_bytes(o.memcpy_bytes, "--memcpy-bytes"), 10);
+    } catch (const UserError& e) {
+      throw in_user_terms(e, "", "", {{"memcpy", "--memcpy-bytes"}});
+    }
   }
   if (o.file.empty()) {
     if (o.json) {
@@ -174,6 +179,7 @@ int run_command(const RunOptions& o) {
     return kExitOk;
   }
   const Program program = formats::read_msccl_xml_file(o.file);
+  validate_structure(program, o.file);
   const Outcome out = run_file(o, program);
   if (o.json) {
     std::cout << to_json(o, &program, &out, memcpy_gbps).dump(2) << "\n";
