@@ -8,7 +8,7 @@ packages=(
   nlohmann-json3-dev libpugixml-dev libcli11-dev libfmt-dev
   coinor-libcbc-dev coinor-libclp-dev libz3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang-format clang-tidy
+  clang-format clang-tidy clang libclang-rt-dev
   help2man
   pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-pip python3-venv
 )
