@@ -47,22 +47,16 @@ SynthStatus overall_status(const std::vector<StageReport>& stages) {
   return status;
 }
 
-// The routing MILP has a few variables per (chunk, logical link); building a model of millions
-// of them takes minutes and gigabytes before the solver (and its time limit) even starts, so
-// such requests are refused up front (docs/taccl.md "Limits").
-void check_routing_size(int ranks, int chunkup, CollectiveKind kind, const LogicalTopology& logical,
-                        const Sketch& sketch) {
-  constexpr double kMaxChunkLinks = 4e6;
-  const double chunks = static_cast<double>(ranks) * chunkup *
-                        (kind == CollectiveKind::kAllToAll ? static_cast<double>(ranks) : 1.0);
-  const double size = chunks * static_cast<double>(logical.links.size());
-  if (size <= kMaxChunkLinks) return;
-  throw UserError(sketch.file, "hyperparameters.input_chunkup",
-                  "chunkup " + std::to_string(chunkup) + " gives " +
-                      std::to_string(static_cast<int64_t>(chunks)) + " chunks over " +
-                      std::to_string(logical.links.size()) +
-                      " logical links, a routing model too large to build (chunks x links must "
-                      "be <= 4000000); use a smaller chunkup");
+// TACCL's stages grow faster than linearly in the chunk count and only the MILP stages honour
+// the time limit (building the routing model and the ordering heuristic do not), so chunkup is
+// capped (docs/taccl.md "Status, limits, gap"); `from_sketch` says whether the sketch set it.
+void check_chunkup(int chunkup, bool from_sketch, const Sketch& sketch) {
+  if (chunkup <= kMaxTacclChunkup) return;
+  const std::string reason = "chunkup " + std::to_string(chunkup) +
+                             " is more than TACCL's cap of " + std::to_string(kMaxTacclChunkup) +
+                             " chunks per rank";
+  if (from_sketch) throw UserError(sketch.file, "hyperparameters.input_chunkup", reason);
+  throw UserError("", "chunks", reason);
 }
 
 }  // namespace
@@ -77,11 +71,11 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
   }
   TacclResult result;
   result.chunkup = options.chunkup > 0 ? options.chunkup : sketch.input_chunkup;
+  check_chunkup(result.chunkup, options.chunkup <= 0, sketch);
   const int64_t bytes =
       options.bytes > 0 ? options.bytes : sketch.input_size.value_or(int64_t{1} << 20);
   const LogicalTopology logical = make_logical_topology(sketch, topology);
   const int ranks = topology.num_ranks;
-  check_routing_size(ranks, result.chunkup, kind, logical, sketch);
   const Collective target = make_collective(kind, ranks, result.chunkup);
   result.chunk_bytes = static_cast<double>(bytes) / target.input_chunks;
   // Routing is solved on the non-combining base collective.
