@@ -8,6 +8,7 @@
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/formats/collective_json.h"
 
 namespace ccsynth::cli {
 
@@ -107,6 +108,24 @@ bool is_collective_kind(const std::string& name) {
   } catch (const UserError&) {
     return false;
   }
+}
+
+CollectiveKind builtin_collective_kind(const std::string& name_or_path, int num_ranks, int& root,
+                                       const std::string& verb) {
+  if (is_collective_kind(name_or_path)) return parse_collective_kind(name_or_path, "--collective");
+  const Collective c = formats::resolve_collective(name_or_path, num_ranks);
+  require_builtin_kind(c, name_or_path, verb);
+  root = c.root;
+  return c.kind;
+}
+
+void require_builtin_kind(const Collective& collective, const std::string& file,
+                          const std::string& verb) {
+  if (collective.kind != CollectiveKind::kCustom) return;
+  throw UserError(file, "kind",
+                  verb +
+                      " searches built-in collectives (allgather, alltoall, ...) only; this "
+                      "file's kind is custom");
 }
 
 const CLI::Validator kPositive = number_check([](double v) { return v > 0; }, "> 0");

@@ -66,6 +66,17 @@ Protocol parse_protocol_flag(const std::string& text);
 /// True when `name` is a built-in collective kind (not a collective JSON file).
 bool is_collective_kind(const std::string& name);
 
+/// The built-in collective kind `--collective` names for a verb (`verb`, e.g. "pareto") that
+/// searches built-in kinds only: a built-in name, or a collective JSON file whose kind is a
+/// built-in one (its root is stored in `root`). A custom file is a UserError naming the file
+/// and its "kind".
+CollectiveKind builtin_collective_kind(const std::string& name_or_path, int num_ranks, int& root,
+                                       const std::string& verb);
+
+/// Throws the UserError of builtin_collective_kind when `collective` (read from `file`) is custom.
+void require_builtin_kind(const Collective& collective, const std::string& file,
+                          const std::string& verb);
+
 /// CLI11 check: a number > 0 ("must be > 0, got 0"; CLI::PositiveNumber prints the whole range
 /// of double instead).
 extern const CLI::Validator kPositive;

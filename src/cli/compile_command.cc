@@ -154,11 +154,11 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--max-steps-per-threadblock", o->max_steps,
                   "Steps one threadblock may have (default: the dialect's, 64 executor, 256 "
                   "classic)")
-      ->check(kNonNegative);
+      ->check(kPositive);
   cmd->add_option("--max-threadblocks-per-rank", o->max_threadblocks,
                   "Threadblocks one rank may have (default: the dialect's, 1024 executor, 216 "
                   "classic)")
-      ->check(kNonNegative);
+      ->check(kPositive);
   cmd->add_option("--fifo-slots", o->fifo_slots, "FIFO slots per connection")->default_str("8");
   cmd->add_flag("--no-fuse", o->no_fuse, "Do not fuse receives and sends (rcs, rrcs, rrs)");
   cmd->add_flag("--schedule-order", o->schedule_order,

@@ -62,6 +62,8 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
   if (!is_collective_kind(f.collective)) {
     request.collective = formats::resolve_collective(f.collective, request.topology.num_ranks,
                                                      std::max(f.chunks, 1), f.root);
+    // SCCL's instances are built from a kind and C (sccl_collective).
+    if (method.name == "sccl") require_builtin_kind(*request.collective, f.collective, "sccl");
   } else {
     request.kind = parse_collective_kind(f.collective, "--collective");
   }
