@@ -45,7 +45,7 @@ std::string buffer_range(Buffer b, int offset, int count) {
   out += std::to_string(offset);
   if (count > 1) {
     out += "..";
-    out += std::to_string(offset + count - 1);
+    out += std::to_string(int64_t{offset} + count - 1);  // no int overflow on hostile offsets
   }
   out += ']';
   return out;
