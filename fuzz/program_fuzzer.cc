@@ -3,6 +3,9 @@
 // (core/program.h) or is rejected by it; a program the verifier accepts must simulate on a
 // fully connected topology and run on the CPU runtime with correct outputs.
 
+#include <algorithm>
+
+#include "ccsynth/core/program.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/sim/simulate.h"
@@ -45,8 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     validate_structure(program, fuzz::kFile);
     const bool ok = verifies(program);
-    const Topology topology =
-        topologies::make_builtin("fc:" + std::to_string(program.num_ranks));
+    const Topology topology = topologies::make_builtin("fc:" + std::to_string(program.num_ranks));
     try {
       (void)sim::simulate(program, topology, bytes_for(program));
     } catch (const UserError&) {
@@ -56,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     runtime::HarnessOptions options;
     options.check = true;
     options.exec.timeout_s = 10;
-    const runtime::HarnessResult result = runtime::run_program(program, bytes_for(program), options);
+    const runtime::HarnessResult result =
+        runtime::run_program(program, bytes_for(program), options);
     CCSYNTH_CHECK(result.ok) << "a verified program failed to run: " << result.message;
   });
 }
