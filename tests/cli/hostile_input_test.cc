@@ -22,10 +22,17 @@ std::string allgather_json(int ranks) {
     for (int r = 0; r < ranks; ++r) post.push_back({r, q});
     chunks.push_back({{"pre", {{q, 0}}}, {"post", post}});
   }
-  return nlohmann::json{{"format", "ccsynth-collective"}, {"version", 1}, {"name", "allgather"},
-                        {"kind", "allgather"}, {"ranks", ranks}, {"chunks_per_rank", 1},
-                        {"root", 0}, {"input_chunks", 1}, {"output_chunks", ranks},
-                        {"combining", false}, {"chunks", chunks}}
+  return nlohmann::json{{"format", "ccsynth-collective"},
+                        {"version", 1},
+                        {"name", "allgather"},
+                        {"kind", "allgather"},
+                        {"ranks", ranks},
+                        {"chunks_per_rank", 1},
+                        {"root", 0},
+                        {"input_chunks", 1},
+                        {"output_chunks", ranks},
+                        {"combining", false},
+                        {"chunks", chunks}}
       .dump();
 }
 
@@ -58,7 +65,8 @@ class Hostile : public Cli {
   // Exit 2 with every part of `parts` in the message.
   void expect_bad_input(const CliRun& r, std::initializer_list<std::string> parts) const {
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    for (const std::string& part : parts) EXPECT_TRUE(contains(r.err, part)) << part << "\n" << r.err;
+    for (const std::string& part : parts)
+      EXPECT_TRUE(contains(r.err, part)) << part << "\n" << r.err;
     EXPECT_FALSE(contains(r.err, "json.exception")) << r.err;
     EXPECT_FALSE(contains(r.err, "bad_alloc")) << r.err;
   }
@@ -72,8 +80,8 @@ TEST_F(Hostile, Defect1DeepNestingIsBadInputInEveryJsonReader) {
                                   "\"lanes\": 2", "\"lanes\": " + deep));
   expect_bad_input(run("topo show " + path("topology.json")),
                    {path("topology.json"), "nested deeper than 64 levels"});
-  write("collective.json", replaced(read_source("examples/collectives/alltonext8.json"),
-                                    "[[0, 0]]", deep));
+  write("collective.json",
+        replaced(read_source("examples/collectives/alltonext8.json"), "[[0, 0]]", deep));
   expect_bad_input(run("verify " + kSource + "/tests/golden/xml/ring_allgather_4.executor.xml" +
                        " --collective " + path("collective.json")),
                    {path("collective.json"), "nested deeper"});
@@ -128,8 +136,7 @@ TEST_F(Hostile, Defect5TopologyRanksAreCapped) {
 TEST_F(Hostile, Defect5RunRefusesWhatCannotFitInMemory) {
   const std::string xml = kSource + "/tests/golden/xml/ring_allgather_4.executor.xml";
   expect_bad_input(run("run " + xml + " --size 1T"), {xml, "--size", "GiB of memory"});
-  expect_bad_input(run("run " + xml + " --size 1M --fifo-slots 1000000000"),
-                   {"--fifo-slots"});
+  expect_bad_input(run("run " + xml + " --size 1M --fifo-slots 1000000000"), {"--fifo-slots"});
   expect_bad_input(run("run --memcpy --memcpy-bytes 1T"), {"--memcpy-bytes", "GiB of memory"});
 }
 
@@ -162,12 +169,12 @@ TEST_F(Hostile, Defect12OutOfRangeRootIsRejected) {
 // Defect 12: an explicit 0 limit was silently the dialect's default.
 TEST_F(Hostile, Defect12ZeroCompileLimitsAreRejected) {
   const std::string algorithm = kSource + "/examples/algorithms/ring_allgather_4.json";
-  expect_bad_input(run("compile " + algorithm + " -o " + path("o.xml") +
-                       " --max-steps-per-threadblock 0"),
-                   {"--max-steps-per-threadblock", "must be > 0"});
-  expect_bad_input(run("compile " + algorithm + " -o " + path("o.xml") +
-                       " --max-threadblocks-per-rank -5"),
-                   {"--max-threadblocks-per-rank", "must be > 0"});
+  expect_bad_input(
+      run("compile " + algorithm + " -o " + path("o.xml") + " --max-steps-per-threadblock 0"),
+      {"--max-steps-per-threadblock", "must be > 0"});
+  expect_bad_input(
+      run("compile " + algorithm + " -o " + path("o.xml") + " --max-threadblocks-per-rank -5"),
+      {"--max-threadblocks-per-rank", "must be > 0"});
 }
 
 // Defect 12: -o equal to an input was overwritten; `-o -` means standard output.
@@ -175,8 +182,7 @@ TEST_F(Hostile, Defect12OutputNeverOverwritesAnInput) {
   const std::string algorithm = path("algorithm.json");
   write("algorithm.json", read_source("examples/algorithms/ring_allgather_4.json"));
   expect_bad_input(run("compile " + algorithm + " -o " + algorithm), {"-o", "refusing"});
-  EXPECT_EQ(read_text(algorithm),
-            read_source("examples/algorithms/ring_allgather_4.json"));
+  EXPECT_EQ(read_text(algorithm), read_source("examples/algorithms/ring_allgather_4.json"));
   const CliRun out = run("compile " + algorithm + " -o -");
   EXPECT_EQ(out.exit_code, 0) << out.err;
   EXPECT_EQ(out.out.rfind("<algo ", 0), 0u) << out.out;  // only the XML on stdout
@@ -187,7 +193,8 @@ TEST_F(Hostile, Defect12OutputNeverOverwritesAnInput) {
 TEST_F(Hostile, Defect12DuplicateJsonKeysAreRejected) {
   write("dup.json", replaced(read_source("examples/topologies/custom_4gpu.json"), "\"ranks\": 4",
                              "\"ranks\": 4, \"ranks\": 4"));
-  expect_bad_input(run("topo show " + path("dup.json")), {path("dup.json"), "ranks", "duplicate key"});
+  expect_bad_input(run("topo show " + path("dup.json")),
+                   {path("dup.json"), "ranks", "duplicate key"});
 }
 
 // Defect 12: a 1M-element bad value was repeated whole in the message.
@@ -221,18 +228,18 @@ TEST_F(Hostile, Defect2SwitchTopologiesAreLinear) {
 TEST_F(Hostile, Defect3LargeChunkupIsRefusedUpFront) {
   write("chunkup.json", replaced(read_source("examples/sketches/ndv2-sk-1.json"),
                                  "\"input_chunkup\": 1", "\"input_chunkup\": 1000"));
-  expect_bad_input(run("synth --method taccl -t ndv2x2 --time-limit 5 --sketch " +
-                       path("chunkup.json")),
-                   {path("chunkup.json"), "hyperparameters.input_chunkup", "cap of 16"});
+  expect_bad_input(
+      run("synth --method taccl -t ndv2x2 --time-limit 5 --sketch " + path("chunkup.json")),
+      {path("chunkup.json"), "hyperparameters.input_chunkup", "cap of 16"});
 }
 
 // Defect 6: computations without a time limit have documented caps.
 TEST_F(Hostile, Defect6LongComputationsAreCapped) {
   expect_bad_input(run("bounds -t dgx1 -c allgather --size 1M --chunks 2147483647"),
                    {"chunks", "cap"});
-  expect_bad_input(run("baseline --algo ring -c allgather -t dgx1 --chunks 100000 -o " +
-                       path("b.xml")),
-                   {"chunks", "at most 256"});
+  expect_bad_input(
+      run("baseline --algo ring -c allgather -t dgx1 --chunks 100000 -o " + path("b.xml")),
+      {"chunks", "at most 256"});
   expect_bad_input(run("synth --method tacos -t dgx1 --chunks 100000"), {"chunks", "at most 256"});
   expect_bad_input(run("synth --method tacos -t dgx1 --trials 2147483647"),
                    {"--trials", "1..1024"});
@@ -243,8 +250,9 @@ TEST_F(Hostile, Defect6LongComputationsAreCapped) {
 // nothing sends to; all three verbs now share core's validate_structure.
 TEST_F(Hostile, Defect8StructuralDefectsFailInEveryVerb) {
   const std::string ring = read_text(kRingXml);
-  write("bounds.xml", replaced(ring, "type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\"",
-                               "type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"9\""));
+  write("bounds.xml",
+        replaced(ring, "type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"0\"",
+                 "type=\"cpy\" srcbuf=\"i\" srcoff=\"0\" dstbuf=\"o\" dstoff=\"9\""));
   write("unmatched.xml",
         replaced(ring, "</tb>",
                  "</tb>\n    <tb id=\"1\" send=\"-1\" recv=\"2\" chan=\"0\">\n      <step s=\"0\" "
@@ -277,19 +285,20 @@ TEST_F(Hostile, Defect9LexicalRulesOfTheRuntimesAreChecked) {
     EXPECT_TRUE(contains(r.out, reason)) << r.out;
   }
   const std::string algorithm = kSource + "/examples/algorithms/ring_allgather_4.json";
-  expect_bad_input(run("compile " + algorithm + " -o " + path("long.xml") + " --name " +
-                       std::string(300, 'n')),
-                   {"name", "at most 255"});
+  expect_bad_input(
+      run("compile " + algorithm + " -o " + path("long.xml") + " --name " + std::string(300, 'n')),
+      {"name", "at most 255"});
 }
 
 // Defect 11: sccl and pareto rejected collective JSON files that --collective accepts.
 TEST_F(Hostile, Defect11ScclAndParetoTakeCollectiveFiles) {
   write("allgather4.json", allgather_json(4));
-  const CliRun pareto =
-      run("pareto -t ring:4 -c " + path("allgather4.json") + " --max-steps 3 --max-chunks 1 --json");
+  const CliRun pareto = run("pareto -t ring:4 -c " + path("allgather4.json") +
+                            " --max-steps 3 --max-chunks 1 --json");
   EXPECT_EQ(pareto.exit_code, 0) << pareto.err;
   EXPECT_EQ(pareto.doc()["collective"], "allgather");
-  const CliRun sccl = run("synth --method sccl -t ring:4 -c " + path("allgather4.json") + " --json");
+  const CliRun sccl =
+      run("synth --method sccl -t ring:4 -c " + path("allgather4.json") + " --json");
   EXPECT_EQ(sccl.exit_code, 0) << sccl.err;
   const std::string custom = kSource + "/examples/collectives/alltonext8.json";
   expect_bad_input(run("pareto -t dgx1 -c " + custom), {custom, "kind", "custom"});
