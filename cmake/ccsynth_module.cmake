@@ -22,8 +22,16 @@ if(CCSYNTH_WARNINGS_AS_ERRORS)
   target_compile_options(ccsynth_options INTERFACE -Werror)
 endif()
 if(CCSYNTH_SANITIZE)
-  target_compile_options(ccsynth_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer)
-  target_link_options(ccsynth_options INTERFACE -fsanitize=address,undefined)
+  # -fno-sanitize-recover: undefined behaviour aborts (fails the test or the fuzz run) instead of
+  # printing a line that nobody reads.
+  target_compile_options(ccsynth_options INTERFACE -fsanitize=address,undefined
+                         -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(ccsynth_options INTERFACE -fsanitize=address,undefined
+                      -fno-sanitize-recover=all)
+endif()
+if(CCSYNTH_BUILD_FUZZERS)
+  # libFuzzer's coverage instrumentation in every module; fuzz/ links the fuzzer's main.
+  target_compile_options(ccsynth_options INTERFACE -fsanitize=fuzzer-no-link)
 endif()
 
 # ccsynth_add_module(NAME SOURCES ... DEPS ...): the library target ccsynth_<NAME> with alias

@@ -9,7 +9,7 @@ packages=(
   coinor-libcbc-dev coinor-libclp-dev libz3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
-  clang-format clang-tidy
+  clang-format clang-tidy clang libclang-rt-dev
   help2man
   pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-pip python3-venv
 )

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds ccsynth (release preset, warnings as errors), checks the C++ formatting
-# (.clang-format) and runs every test. Installs what it needs.
+# (.clang-format), runs every test and a short deterministic run of every fuzz target
+# (scripts/fuzz.sh --quick; skipped without clang). Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,3 +12,4 @@ jobs=$(nproc 2>/dev/null || echo 2)
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$jobs"
 ctest --preset release -j "$jobs"
+bash scripts/fuzz.sh --quick

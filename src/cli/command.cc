@@ -1,19 +1,74 @@
 #include "cli/command.h"
 
 #include <exception>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/formats/collective_json.h"
 
 namespace ccsynth::cli {
 
 void write_text_file(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    flush_stdout();
+    return;
+  }
   std::ofstream out(path, std::ios::binary);
   if (!out) throw UserError(path, "", "cannot open for writing");
   out << text;
-  if (!out) throw UserError(path, "", "write failed");
+  out.close();  // flushes: a full disk shows up here, not in operator<<
+  if (out.fail()) throw UserError(path, "", "write failed (disk full?)");
+}
+
+void flush_stdout() {
+  std::cout.flush();
+  if (!std::cout) throw UserError("(standard output)", "", "write failed (disk full?)");
+}
+
+namespace {
+// Whether two paths name one file (existing files by identity, others by canonical path).
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == "-" || b == "-") return a == b;
+  std::error_code ec;
+  if (std::filesystem::equivalent(a, b, ec) && !ec) return true;
+  const auto ca = std::filesystem::weakly_canonical(a, ec);
+  if (ec) return false;
+  const auto cb = std::filesystem::weakly_canonical(b, ec);
+  return !ec && ca == cb;
+}
+}  // namespace
+
+void refuse_overwrite(const std::string& output_flag, const std::string& output,
+                      const std::vector<std::pair<std::string, std::string>>& others) {
+  if (output.empty()) return;
+  for (const auto& [flag, path] : others) {
+    if (path.empty() || !same_file(output, path)) continue;
+    throw UserError("", output_flag,
+                    "'" + output + "' is also " + flag + ": refusing to overwrite it");
+  }
+}
+
+ReportOnStderr::ReportOnStderr(bool active) {
+  if (active) saved_ = std::cout.rdbuf(std::cerr.rdbuf());
+}
+
+ReportOnStderr::~ReportOnStderr() {
+  if (saved_) std::cout.rdbuf(saved_);
+}
+
+UserError in_user_terms(const UserError& error, const std::string& program_name,
+                        const std::string& file,
+                        const std::vector<std::pair<std::string, std::string>>& flags) {
+  for (const auto& [field, flag] : flags) {
+    if (error.field() == field) return UserError(file, flag, error.reason());
+  }
+  const bool about_program = error.file() == program_name || error.file().empty();
+  return UserError(about_program ? file : error.file(), error.field(), error.reason());
 }
 
 std::string read_text_file(const std::string& path) {
@@ -53,6 +108,24 @@ bool is_collective_kind(const std::string& name) {
   } catch (const UserError&) {
     return false;
   }
+}
+
+CollectiveKind builtin_collective_kind(const std::string& name_or_path, int num_ranks, int& root,
+                                       const std::string& verb) {
+  if (is_collective_kind(name_or_path)) return parse_collective_kind(name_or_path, "--collective");
+  const Collective c = formats::resolve_collective(name_or_path, num_ranks);
+  require_builtin_kind(c, name_or_path, verb);
+  root = c.root;
+  return c.kind;
+}
+
+void require_builtin_kind(const Collective& collective, const std::string& file,
+                          const std::string& verb) {
+  if (collective.kind != CollectiveKind::kCustom) return;
+  throw UserError(file, "kind",
+                  verb +
+                      " searches built-in collectives (allgather, alltoall, ...) only; this "
+                      "file's kind is custom");
 }
 
 const CLI::Validator kPositive = number_check([](double v) { return v > 0; }, "> 0");

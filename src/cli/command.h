@@ -7,7 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "ccsynth/core/error.h"
 #include "ccsynth/core/program.h"
 
 namespace ccsynth::cli {
@@ -23,8 +26,37 @@ struct CommandResult {
   int exit_code = kExitOk;
 };
 
-/// Writes `text` to `path`, or throws UserError naming the path when it cannot be written.
+/// Writes `text` to `path` ("-": standard output), flushed and checked; throws UserError naming
+/// the path when it cannot be written completely.
 void write_text_file(const std::string& path, const std::string& text);
+/// Flushes standard output; throws UserError when anything written to it was lost.
+void flush_stdout();
+/// Throws UserError naming `output_flag` when `output` is the same file as one of `others`
+/// ({flag or role, path}; empty paths are skipped): writing it would destroy an input or
+/// another output. "-" (standard output) only equals "-".
+void refuse_overwrite(const std::string& output_flag, const std::string& output,
+                      const std::vector<std::pair<std::string, std::string>>& others);
+
+/// While alive and `active`, what a verb prints on std::cout goes to stderr: with `-o -` the
+/// written file owns standard output and the report moves out of its way.
+class ReportOnStderr {
+ public:
+  explicit ReportOnStderr(bool active);
+  ~ReportOnStderr();
+  ReportOnStderr(const ReportOnStderr&) = delete;
+  ReportOnStderr& operator=(const ReportOnStderr&) = delete;
+
+ private:
+  std::streambuf* saved_ = nullptr;
+};
+
+/// A library error about a program read from `file` in the user's terms: errors naming the
+/// program (`program_name`) name the file instead, and library field names found in `flags`
+/// become the flag that sets them ({"bytes", "--size"}).
+UserError in_user_terms(const UserError& error, const std::string& program_name,
+                        const std::string& file,
+                        const std::vector<std::pair<std::string, std::string>>& flags = {});
+
 /// Reads a whole file, or throws UserError naming the path.
 std::string read_text_file(const std::string& path);
 
@@ -33,6 +65,17 @@ Protocol parse_protocol_flag(const std::string& text);
 
 /// True when `name` is a built-in collective kind (not a collective JSON file).
 bool is_collective_kind(const std::string& name);
+
+/// The built-in collective kind `--collective` names for a verb (`verb`, e.g. "pareto") that
+/// searches built-in kinds only: a built-in name, or a collective JSON file whose kind is a
+/// built-in one (its root is stored in `root`). A custom file is a UserError naming the file
+/// and its "kind".
+CollectiveKind builtin_collective_kind(const std::string& name_or_path, int num_ranks, int& root,
+                                       const std::string& verb);
+
+/// Throws the UserError of builtin_collective_kind when `collective` (read from `file`) is custom.
+void require_builtin_kind(const Collective& collective, const std::string& file,
+                          const std::string& verb);
 
 /// CLI11 check: a number > 0 ("must be > 0, got 0"; CLI::PositiveNumber prints the whole range
 /// of double instead).

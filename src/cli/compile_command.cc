@@ -106,6 +106,7 @@ void print_text(const CompileCommandOptions& o, const plan::Evaluated& e) {
 
 int run_compile(const CompileCommandOptions& o) {
   if (o.fifo_slots < 1) throw UserError("", "--fifo-slots", "must be >= 1");
+  refuse_overwrite("-o", o.output, {{"the input", o.file}, {"--topology", o.topology}});
   const formats::XmlDialect dialect = formats::parse_xml_dialect(o.dialect);
   const compiler::CompileOptions options = to_compile_options(o, dialect);
   const Algorithm algorithm = formats::read_algorithm_file(o.file);
@@ -116,6 +117,7 @@ int run_compile(const CompileCommandOptions& o) {
   eo.fifo_slots = o.fifo_slots;
   const plan::Evaluated e = plan::evaluate(algorithm, options, eo);
   if (e.ok()) write_text_file(o.output, formats::write_msccl_xml(e.program, dialect));
+  const ReportOnStderr report_elsewhere(o.output == "-");
   if (o.json) {
     print_json(o, e);
   } else {
@@ -152,11 +154,11 @@ void add_compile_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--max-steps-per-threadblock", o->max_steps,
                   "Steps one threadblock may have (default: the dialect's, 64 executor, 256 "
                   "classic)")
-      ->check(kNonNegative);
+      ->check(kPositive);
   cmd->add_option("--max-threadblocks-per-rank", o->max_threadblocks,
                   "Threadblocks one rank may have (default: the dialect's, 1024 executor, 216 "
                   "classic)")
-      ->check(kNonNegative);
+      ->check(kPositive);
   cmd->add_option("--fifo-slots", o->fifo_slots, "FIFO slots per connection")->default_str("8");
   cmd->add_flag("--no-fuse", o->no_fuse, "Do not fuse receives and sends (rcs, rrcs, rrs)");
   cmd->add_flag("--schedule-order", o->schedule_order,

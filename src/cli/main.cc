@@ -9,6 +9,18 @@
 
 namespace {
 
+// CLI11 answers an unknown verb with "A subcommand is required"; name the verb instead.
+void check_verb(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return;
+  const std::string verb = argv[1];
+  std::string known;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == verb) return;
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+  }
+  throw ccsynth::UserError("", "", "unknown verb '" + verb + "' (known: " + known + ")");
+}
+
 int run(int argc, char** argv) {
   using namespace ccsynth::cli;
   CLI::App app{
@@ -28,12 +40,14 @@ int run(int argc, char** argv) {
   add_baseline_command(app, result);
   add_pareto_command(app, result);
   add_run_command(app, result);
+  check_verb(app, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
+  flush_stdout();  // a report lost on a full disk is an error, not exit 0
   return result.exit_code;
 }
 

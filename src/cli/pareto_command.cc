@@ -35,7 +35,9 @@ std::string ratio_text(const synth::Ratio& r) {
 
 int run_pareto(const ParetoFlags& f) {
   const Topology topology = topologies::resolve_topology(f.topology);
-  const CollectiveKind kind = parse_collective_kind(f.collective, "--collective");
+  int root = f.root;
+  const CollectiveKind kind =
+      builtin_collective_kind(f.collective, topology.num_ranks, root, "pareto");
   const synth::BandwidthModel model =
       f.full_model ? synth::bandwidth_model(topology) : synth::paper_bandwidth_model(topology);
   synth::ParetoOptions options;
@@ -45,8 +47,8 @@ int run_pareto(const ParetoFlags& f) {
   options.max_steps = f.max_steps;
   options.max_chunks = f.max_chunks;
   std::cerr << "pareto: " << to_string(kind) << " on " << model.name << ", k = " << f.k << "\n";
-  const synth::ParetoResult result = synth::synthesize_sccl_pareto(
-      kind, model, options, f.root, [](const synth::ParetoAttempt& a) {
+  const synth::ParetoResult result =
+      synth::synthesize_sccl_pareto(kind, model, options, root, [](const synth::ParetoAttempt& a) {
         std::cerr << fmt::format("pareto: (C={}, S={}, R={}): {} in {:.2f} s\n", a.chunks, a.steps,
                                  a.rounds, to_string(a.status), a.seconds);
       });

@@ -71,8 +71,9 @@ runtime::HarnessResult with_size_flag(const RunOptions& o,
   try {
     return run();
   } catch (const UserError& e) {
-    if (e.field() == "bytes") throw UserError(o.file, "--size", e.reason());
-    throw;
+    throw in_user_terms(
+        e, "", o.file,
+        {{"bytes", "--size"}, {"scratch", "--size"}, {"fifo_slots", "--fifo-slots"}});
   }
 }
 
@@ -164,7 +165,11 @@ int run_command(const RunOptions& o) {
   }
   std::optional<double> memcpy_gbps;
   if (o.memcpy) {
-    memcpy_gbps = runtime::measure_memcpy_gbps(parse_bytes(o.memcpy_bytes, "--memcpy-bytes"), 10);
+    try {
+      memcpy_gbps = runtime::measure_memcpy_gbps(parse_bytes(o.memcpy_bytes, "--memcpy-bytes"), 10);
+    } catch (const UserError& e) {
+      throw in_user_terms(e, "", "", {{"memcpy", "--memcpy-bytes"}});
+    }
   }
   if (o.file.empty()) {
     if (o.json) {
@@ -176,6 +181,7 @@ int run_command(const RunOptions& o) {
     return kExitOk;
   }
   const Program program = formats::read_msccl_xml_file(o.file);
+  validate_structure(program, o.file);
   if (o.mpi) return run_mpi_command(o, program);
   const Outcome out = run_file(o, program);
   if (o.json) {

@@ -135,6 +135,7 @@ void print_csv(const std::vector<Row>& rows) {
 void run_simulate(const SimulateOptions& o) {
   if (o.json && o.csv) throw UserError("", "--json/--csv", "choose one output format");
   const Program program = formats::read_msccl_xml_file(o.file);
+  validate_structure(program, o.file);
   const Topology topology = topologies::resolve_topology(o.topology);
   const Collective collective = collective_for(program, o.collective);
   const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--size");
@@ -155,7 +156,11 @@ void run_simulate(const SimulateOptions& o) {
   for (int64_t bytes : sizes) {
     if (progress) std::cerr << fmt::format("\rsimulating {}...   ", format_bytes(bytes));
     Row row;
-    row.result = sim::simulate(program, topology, bytes, options);
+    try {
+      row.result = sim::simulate(program, topology, bytes, options);
+    } catch (const UserError& e) {
+      throw in_user_terms(e, program.name, o.file);
+    }
     row.bound = sim::lower_bound(topology, collective, bytes, bound_options);
     row.ratio =
         row.bound.lower_bound_us > 0.0 ? row.result.time_us / row.bound.lower_bound_us : 1.0;

@@ -62,6 +62,8 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
   if (!is_collective_kind(f.collective)) {
     request.collective = formats::resolve_collective(f.collective, request.topology.num_ranks,
                                                      std::max(f.chunks, 1), f.root);
+    // SCCL's instances are built from a kind and C (sccl_collective).
+    if (method.name == "sccl") require_builtin_kind(*request.collective, f.collective, "sccl");
   } else {
     request.kind = parse_collective_kind(f.collective, "--collective");
   }
@@ -129,6 +131,12 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
 }
 
 int run_synth(const SynthFlags& f, const CLI::App& command) {
+  const std::vector<std::pair<std::string, std::string>> inputs = {{"--topology", f.topology},
+                                                                   {"--collective", f.collective}};
+  refuse_overwrite("--save-algorithm", f.algorithm_output, inputs);
+  auto others = inputs;
+  others.emplace_back("--save-algorithm", f.algorithm_output);
+  refuse_overwrite("-o", f.output, others);
   const plan::PlanRequest request = make_request(f, command);
   std::cerr << "synth: " << request.method << " " << f.collective << " on " << request.topology.name
             << "\n";
@@ -140,6 +148,7 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
                     formats::dump_json(formats::algorithm_to_json(*result.synthesis.algorithm)));
   }
   if (result.ok() && !f.output.empty()) write_text_file(f.output, result.xml());
+  const ReportOnStderr report_elsewhere(f.output == "-" || f.algorithm_output == "-");
   if (f.json) {
     print_json(result, f, request.topology);
   } else {

@@ -187,6 +187,7 @@ void run_show(const TopoOptions& options) {
 }
 
 void run_export(const TopoOptions& options) {
+  refuse_overwrite("-o", options.output, {{"the topology", options.topology}});
   const Topology t = topologies::resolve_topology(options.topology);
   const std::string text = formats::write_topology_json(t);
   if (options.output.empty() || options.output == "-") {

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/collective_json.h"
@@ -31,7 +32,7 @@ struct VerifyOptions {
   std::string file;
   bool json = false;
   std::string collective;
-  int root = -1;
+  std::optional<int> root;  // unset: the program's (0)
   std::string dialect = "executor";
   int fifo_slots = 8;
 };
@@ -128,12 +129,12 @@ int run_verify(const VerifyOptions& o) {
   if (o.fifo_slots < 1) throw UserError("", "--fifo-slots", "must be >= 1");
   const formats::XmlDialect target = formats::parse_xml_dialect(o.dialect);
   formats::MscclXmlDocument doc = formats::parse_msccl_xml_file(o.file);
-  if (o.root >= 0) {
-    if (o.root >= doc.program.num_ranks) {
+  if (o.root) {
+    if (*o.root < 0 || *o.root >= doc.program.num_ranks) {
       throw UserError("", "--root",
-                      fmt::format("rank {} is not in 0..{}", o.root, doc.program.num_ranks - 1));
+                      fmt::format("rank {} is not in 0..{}", *o.root, doc.program.num_ranks - 1));
     }
-    doc.program.root = o.root;
+    doc.program.root = *o.root;
   }
   Collective collective;
   try {

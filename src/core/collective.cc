@@ -123,6 +123,15 @@ void add_chunks(Collective& c, int R, int C, int root) {
 Collective make_collective(CollectiveKind kind, int num_ranks, int chunks_per_rank, int root) {
   if (num_ranks < 1) throw UserError("", "ranks", "must be >= 1");
   if (chunks_per_rank < 1) throw UserError("", "chunks", "must be >= 1");
+  // Slots the relation stores: allgather-like chunks list every rank as a destination.
+  const double slots = static_cast<double>(num_ranks) * num_ranks * chunks_per_rank;
+  if (slots > kMaxCollectiveSlots) {
+    throw UserError(
+        "", "chunks",
+        std::to_string(chunks_per_rank) + " chunks per rank on " + std::to_string(num_ranks) +
+            " ranks make a collective of " + std::to_string(static_cast<int64_t>(slots)) +
+            " (rank, chunk) slots, more than the cap of " + std::to_string(kMaxCollectiveSlots));
+  }
   if (root < 0 || root >= num_ranks) {
     throw UserError(
         "", "root",

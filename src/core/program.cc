@@ -1,6 +1,8 @@
 #include "ccsynth/core/program.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "ccsynth/core/error.h"
 
@@ -226,6 +228,142 @@ Collective collective_of(const Program& p) {
   return fail(
       "a custom program does not say which collective it implements; pass it "
       "explicitly (--collective NAME|FILE)");
+}
+
+namespace {
+
+std::string tb_field(int rank, int tb) {
+  return "gpu[" + std::to_string(rank) + "]/tb[" + std::to_string(tb) + "]";
+}
+
+std::string step_field(int rank, int tb, int step) {
+  return tb_field(rank, tb) + "/step[" + std::to_string(step) + "]";
+}
+
+// Throws unless chunks [offset, offset + count) lie inside `buffer` of `gpu`.
+void check_chunk_range(const GpuProgram& gpu, Buffer buffer, int offset, int count,
+                       const std::string& file, const std::string& field, const char* which) {
+  const int64_t size = gpu.buffer_chunks(buffer);
+  const int64_t end = int64_t{offset} + count;
+  if (offset < 0 || end > size) {
+    throw UserError(file, field,
+                    std::string(which) + " chunks [" + std::to_string(offset) + ", " +
+                        std::to_string(end) + ") of buffer '" + to_char(buffer) +
+                        "' are outside its " + std::to_string(size) + " chunks");
+  }
+}
+
+void check_steps(const GpuProgram& gpu, int t, const std::string& file) {
+  const Threadblock& tb = gpu.threadblocks[t];
+  for (int s = 0; s < static_cast<int>(tb.steps.size()); ++s) {
+    const Step& step = tb.steps[s];
+    const std::string field = step_field(gpu.rank, t, s);
+    const std::string type = "step '" + to_string(step.type) + "'";
+    if (step.type != StepType::kNop && step.count < 1) {
+      throw UserError(file, field, "cnt must be at least 1, got " + std::to_string(step.count));
+    }
+    if (sends(step.type) && tb.send_peer < 0) {
+      throw UserError(file, field, type + " sends but the threadblock has no send peer");
+    }
+    if (receives(step.type) && tb.recv_peer < 0) {
+      throw UserError(file, field, type + " receives but the threadblock has no receive peer");
+    }
+    if (reads_src(step.type)) {
+      check_chunk_range(gpu, step.src_buffer, step.src_offset, step.count, file, field, "source");
+    }
+    if (writes_dst(step.type)) {
+      check_chunk_range(gpu, step.dst_buffer, step.dst_offset, step.count, file, field,
+                        "destination");
+    }
+    if (step.dep_tb == -1 && step.dep_step == -1) continue;
+    const int n = static_cast<int>(gpu.threadblocks.size());
+    if (step.dep_tb < 0 || step.dep_tb >= n) {
+      throw UserError(file, field,
+                      "depid " + std::to_string(step.dep_tb) + " is not a threadblock of rank " +
+                          std::to_string(gpu.rank));
+    }
+    const int m = static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size());
+    if (step.dep_step < 0 || step.dep_step >= m) {
+      throw UserError(file, field,
+                      "deps " + std::to_string(step.dep_step) + " is not a step of tb " +
+                          std::to_string(step.dep_tb) + " (" + std::to_string(m) + " steps)");
+    }
+  }
+}
+
+// The threadblocks at both ends of one (sender, receiver, channel) connection.
+struct ConnectionEnds {
+  int sender_tb = -1;
+  int receiver_tb = -1;
+};
+
+}  // namespace
+
+void validate_structure(const Program& program, const std::string& file) {
+  const int num_ranks = program.num_ranks;
+  if (num_ranks <= 0 || static_cast<int>(program.gpus.size()) != num_ranks) {
+    throw UserError(file, "ngpus",
+                    "the program has " + std::to_string(program.gpus.size()) +
+                        " gpu elements but ngpus = " + std::to_string(num_ranks));
+  }
+  std::map<std::tuple<int, int, int>, ConnectionEnds> connections;  // (src, dst, channel)
+  for (int r = 0; r < num_ranks; ++r) {
+    const GpuProgram& gpu = program.gpus[r];
+    const std::string gpu_field = "gpu[" + std::to_string(r) + "]";
+    if (gpu.rank != r) throw UserError(file, gpu_field, "id is " + std::to_string(gpu.rank));
+    if (gpu.input_chunks < 0 || gpu.output_chunks < 0 || gpu.scratch_chunks < 0) {
+      throw UserError(file, gpu_field, "negative buffer size");
+    }
+    for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
+      const Threadblock& tb = gpu.threadblocks[t];
+      const std::string field = tb_field(r, t);
+      if (tb.id != t) throw UserError(file, field, "threadblock ids must be 0, 1, ... in order");
+      for (const int peer : {tb.send_peer, tb.recv_peer}) {
+        if (peer < -1 || peer >= num_ranks || peer == r) {
+          throw UserError(file, field,
+                          "peer " + std::to_string(peer) + " is not another rank of 0.." +
+                              std::to_string(num_ranks - 1));
+        }
+      }
+      if (tb.channel < 0) throw UserError(file, field, "negative channel");
+      const std::string on = " on channel " + std::to_string(tb.channel);
+      if (tb.send_peer >= 0) {
+        int& sender = connections[{r, tb.send_peer, tb.channel}].sender_tb;
+        if (sender >= 0) {
+          throw UserError(file, field,
+                          "two threadblocks send to rank " + std::to_string(tb.send_peer) + on +
+                              " (tb " + std::to_string(sender) + " too)");
+        }
+        sender = t;
+      }
+      if (tb.recv_peer >= 0) {
+        int& receiver = connections[{tb.recv_peer, r, tb.channel}].receiver_tb;
+        if (receiver >= 0) {
+          throw UserError(file, field,
+                          "two threadblocks receive from rank " + std::to_string(tb.recv_peer) +
+                              on + " (tb " + std::to_string(receiver) + " too)");
+        }
+        receiver = t;
+      }
+      check_steps(gpu, t, file);
+    }
+  }
+  for (const auto& [key, ends] : connections) {
+    const auto [src, dst, channel] = key;
+    const std::string on = " on channel " + std::to_string(channel);
+    if (ends.receiver_tb < 0) {
+      throw UserError(file, tb_field(src, ends.sender_tb),
+                      "sends to rank " + std::to_string(dst) + on + " but no threadblock of rank " +
+                          std::to_string(dst) + " receives from rank " + std::to_string(src) +
+                          " on that channel");
+    }
+    if (ends.sender_tb < 0) {
+      throw UserError(file, tb_field(dst, ends.receiver_tb),
+                      "receives from rank " + std::to_string(src) + on +
+                          " but no threadblock of rank " + std::to_string(src) + " sends to rank " +
+                          std::to_string(dst) + " on that channel");
+    }
+  }
 }
 
 }  // namespace ccsynth

@@ -1,6 +1,7 @@
 #include "ccsynth/core/topology.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <utility>
@@ -124,17 +125,69 @@ std::vector<std::vector<int>> Topology::out_neighbors() const {
   return out;
 }
 
+namespace {
+
+// The topology as a graph whose vertices are the ranks and then one vertex per switch (a rank
+// reaches its switches and a switch all its members), so that a switch of k ranks adds 2k
+// edges instead of k(k-1) rank pairs. `reversed` flips every edge.
+std::vector<std::vector<int>> rank_and_switch_graph(const Topology& t, bool reversed) {
+  std::vector<std::vector<int>> graph(std::max(0, t.num_ranks) + t.switches.size());
+  auto add = [&](int from, int to) { graph[reversed ? to : from].push_back(reversed ? from : to); };
+  auto is_rank = [&](int r) { return r >= 0 && r < t.num_ranks; };  // validate() may not have run
+  for (const Link& l : t.links) {
+    if (is_rank(l.src) && is_rank(l.dst)) add(l.src, l.dst);
+  }
+  for (size_t s = 0; s < t.switches.size(); ++s) {
+    const int hub = t.num_ranks + static_cast<int>(s);
+    for (int r : t.switches[s].ranks) {
+      if (!is_rank(r)) continue;
+      add(r, hub);
+      add(hub, r);
+    }
+  }
+  return graph;
+}
+
+// Hop counts from rank `src` over rank_and_switch_graph(t, false), -1 where unreachable: a
+// link is one hop and so is a switch (entering it costs the hop, leaving it is free), found by
+// a 0-1 breadth-first search.
+std::vector<int> hop_distances(const Topology& t, const std::vector<std::vector<int>>& graph,
+                               int src) {
+  std::vector<int> distance(graph.size(), -1);
+  std::deque<int> queue = {src};
+  distance[src] = 0;
+  while (!queue.empty()) {
+    const int u = queue.front();
+    queue.pop_front();
+    for (const int v : graph[u]) {
+      const int weight = u >= t.num_ranks ? 0 : 1;  // leaving a switch is free
+      if (distance[v] >= 0 && distance[v] <= distance[u] + weight) continue;
+      distance[v] = distance[u] + weight;
+      if (weight == 0) {
+        queue.push_front(v);
+      } else {
+        queue.push_back(v);
+      }
+    }
+  }
+  distance.resize(t.num_ranks);
+  return distance;
+}
+
+}  // namespace
+
 std::vector<int> Topology::hop_distances_from(int src) const {
-  return bfs_hop_distances(out_neighbors(), src);
+  return hop_distances(*this, rank_and_switch_graph(*this, false), src);
 }
 
 int Topology::diameter() const {
-  const auto neighbors = out_neighbors();
+  const auto graph = rank_and_switch_graph(*this, false);
   int diameter = 0;
   for (int src = 0; src < num_ranks; ++src) {
-    const BfsResult search = breadth_first_search(neighbors, {src});
-    if (static_cast<int>(search.order.size()) != num_ranks) return -1;
-    diameter = std::max(diameter, search.max_distance());
+    for (const int d : hop_distances(*this, graph, src)) {
+      if (d < 0) return -1;
+      diameter = std::max(diameter, d);
+    }
   }
   return diameter;
 }
@@ -263,16 +316,13 @@ void validate_switches(const Topology& t, const std::string& file) {
 void validate_reachability(const Topology& t, const std::string& file) {
   if (t.num_ranks <= 1) return;
   // Strong connectivity: everything reachable from 0 and 0 reachable from everything.
-  const auto forward = t.out_neighbors();
-  const auto backward = reverse_adjacency(forward);
-  for (const auto* graph : {&forward, &backward}) {
-    const BfsResult search = breadth_first_search(*graph, {0});
+  for (const bool backward : {false, true}) {
+    const BfsResult search = breadth_first_search(rank_and_switch_graph(t, backward), {0});
     for (int r = 0; r < t.num_ranks; ++r) {
       if (!search.reached(r)) {
-        const bool fwd = graph == &forward;
         throw UserError(file, "links",
                         "rank " + std::to_string(r) +
-                            (fwd ? " is unreachable from rank 0" : " cannot reach rank 0"));
+                            (backward ? " cannot reach rank 0" : " is unreachable from rank 0"));
       }
     }
   }
@@ -281,8 +331,10 @@ void validate_reachability(const Topology& t, const std::string& file) {
 }  // namespace
 
 void validate(const Topology& t, const std::string& file) {
-  if (t.num_ranks <= 0) {
-    throw UserError(file, "ranks", "must be >= 1, got " + std::to_string(t.num_ranks));
+  if (t.num_ranks <= 0 || t.num_ranks > kMaxTopologyRanks) {
+    throw UserError(
+        file, "ranks",
+        "must be 1.." + std::to_string(kMaxTopologyRanks) + ", got " + std::to_string(t.num_ranks));
   }
   validate_nodes(t, file);
   validate_links(t, file);

@@ -147,8 +147,8 @@ Algorithm algorithm_from_json(const Json& json, const std::string& file) {
     const Json& rounds = r.get_array("rounds_per_step");
     for (size_t i = 0; i < rounds.size(); ++i) {
       const std::string field = "rounds_per_step[" + std::to_string(i) + "]";
-      if (!rounds[i].is_number_integer() || rounds[i].get<int>() < 1) {
-        r.fail(field, "expected an integer >= 1, got " + rounds[i].dump());
+      if (!json_fits_int(rounds[i]) || rounds[i].get<int>() < 1) {
+        r.fail(field, "expected an integer >= 1, got " + json_excerpt(rounds[i]));
       }
       a.rounds_per_step.push_back(rounds[i].get<int>());
     }

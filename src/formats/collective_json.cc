@@ -25,11 +25,11 @@ std::vector<Slot> slots_from_json(const JsonReader& r, const std::string& key) {
   out.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
     const Json& pair = list[i];
-    const bool ok = pair.is_array() && pair.size() == 2 && pair[0].is_number_integer() &&
-                    pair[1].is_number_integer();
+    const bool ok =
+        pair.is_array() && pair.size() == 2 && json_fits_int(pair[0]) && json_fits_int(pair[1]);
     if (!ok) {
       r.fail(key + "[" + std::to_string(i) + "]",
-             "expected a [rank, index] pair of integers, got " + pair.dump());
+             "expected a [rank, index] pair of integers, got " + json_excerpt(pair));
     }
     out.push_back({pair[0].get<int>(), pair[1].get<int>()});
   }

@@ -2,28 +2,105 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::formats {
 
-Json parse_json(const std::string& text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann reports a byte offset; turn it into line and column for people.
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < std::min(e.byte == 0 ? 0 : e.byte - 1, text.size()); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
+namespace {
+
+// "line L column C" of the byte before `byte` (nlohmann reports 1-based byte offsets).
+std::string line_and_column(const std::string& text, size_t byte) {
+  size_t line = 1, column = 1;
+  for (size_t i = 0; i < std::min(byte == 0 ? 0 : byte - 1, text.size()); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return "line " + std::to_string(line) + " column " + std::to_string(column);
+}
+
+// Follows the parser's events to reject what nlohmann accepts but ccsynth must not: nesting
+// deeper than kMaxJsonDepth and a key given twice in one object (nlohmann keeps the last).
+class StructureCheck {
+ public:
+  explicit StructureCheck(const std::string& file) : file_(file) {}
+
+  bool operator()(int /*depth*/, Json::parse_event_t event, const Json& parsed) {
+    using Event = Json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        if (frames_.size() >= kMaxJsonDepth) {
+          throw UserError(file_, path(),
+                          "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+        }
+        frames_.push_back({event == Event::array_start, 0, "", {}});
+        break;
+      case Event::key: add_key(parsed.get<std::string>()); break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        finish_element();
+        break;
+      case Event::value: finish_element(); break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool is_array;
+    size_t index;                // of the array element being read
+    std::string key;             // of the object member being read
+    std::set<std::string> keys;  // seen in this object
+  };
+
+  void add_key(const std::string& key) {
+    Frame& object = frames_.back();
+    object.key = key;
+    if (!object.keys.insert(key).second) throw UserError(file_, path(), "duplicate key");
+  }
+
+  void finish_element() {
+    if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+  }
+
+  // The JSON path of the element being read ("links[3].src"), its first levels only when deep.
+  std::string path() const {
+    constexpr size_t kShownLevels = 8;
+    std::string out;
+    for (size_t level = 0; level < frames_.size(); ++level) {
+      const Frame& f = frames_[level];
+      if (level == kShownLevels) return out + "...";
+      if (f.is_array) {
+        out += "[" + std::to_string(f.index) + "]";
       } else {
-        ++column;
+        out += (out.empty() ? "" : ".") + f.key;
       }
     }
-    throw UserError(file, "line " + std::to_string(line) + " column " + std::to_string(column),
-                    "malformed JSON");
+    return out;
+  }
+
+  const std::string& file_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+Json parse_json(const std::string& text, const std::string& file, bool allow_comments) {
+  try {
+    return Json::parse(text, StructureCheck(file), /*allow_exceptions=*/true, allow_comments);
+  } catch (const Json::parse_error& e) {
+    throw UserError(file, line_and_column(text, e.byte), "malformed JSON");
+  } catch (const Json::out_of_range&) {
+    // nlohmann's only range error while parsing: a number too large for a double.
+    throw UserError(file, "", "a number is out of the range of a double (such as 1e400)");
   }
 }
 
@@ -89,27 +166,26 @@ const Json& JsonReader::at(const std::string& key) const {
 
 int JsonReader::get_int(const std::string& key) const {
   const Json& v = at(key);
-  if (!v.is_number_integer()) fail(key, "expected an integer, got " + v.dump());
-  const auto value = v.get<int64_t>();
-  if (value < INT32_MIN || value > INT32_MAX) fail(key, "integer out of range");
-  return static_cast<int>(value);
+  if (!v.is_number_integer()) fail(key, "expected an integer, got " + json_excerpt(v));
+  if (!json_fits_int(v)) fail(key, "integer " + v.dump() + " is outside the range of a 32-bit int");
+  return v.get<int>();
 }
 
 double JsonReader::get_double(const std::string& key) const {
   const Json& v = at(key);
-  if (!v.is_number()) fail(key, "expected a number, got " + v.dump());
+  if (!v.is_number()) fail(key, "expected a number, got " + json_excerpt(v));
   return v.get<double>();
 }
 
 std::string JsonReader::get_string(const std::string& key) const {
   const Json& v = at(key);
-  if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
+  if (!v.is_string()) fail(key, "expected a string, got " + json_excerpt(v));
   return v.get<std::string>();
 }
 
 bool JsonReader::get_bool(const std::string& key) const {
   const Json& v = at(key);
-  if (!v.is_boolean()) fail(key, "expected true or false, got " + v.dump());
+  if (!v.is_boolean()) fail(key, "expected true or false, got " + json_excerpt(v));
   return v.get<bool>();
 }
 
@@ -149,6 +225,26 @@ JsonReader JsonReader::child(const std::string& key, size_t index) const {
   const Json& array = get_array(key);
   if (index >= array.size()) fail(key, "index " + std::to_string(index) + " out of range");
   return JsonReader(array[index], file_, field(key) + "[" + std::to_string(index) + "]");
+}
+
+bool json_fits_int(const Json& value) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>() <= INT32_MAX;
+  if (!value.is_number_integer()) return false;
+  const auto v = value.get<int64_t>();
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+std::string json_excerpt(const Json& value, size_t max_chars) {
+  constexpr size_t kMaxListed = 16;
+  if (value.is_array() && value.size() > kMaxListed) {
+    return "an array of " + std::to_string(value.size()) + " elements";
+  }
+  if (value.is_object() && value.size() > kMaxListed) {
+    return "an object of " + std::to_string(value.size()) + " keys";
+  }
+  std::string text = value.dump();
+  if (text.size() > max_chars) text = text.substr(0, max_chars) + "...";
+  return text;
 }
 
 std::string dump_json(const Json& json) { return json.dump(2) + "\n"; }

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <fstream>
 #include <pugixml.hpp>
+#include <set>
 #include <sstream>
 
 #include "ccsynth/core/error.h"
@@ -139,12 +140,43 @@ class ElementReader {
   const std::string& file_;
 };
 
+// Offset of the first attribute value in single quotes (runtime parsers take only double
+// quotes), or npos. Scans tags only, skipping double-quoted values, comments, declarations and
+// processing instructions.
+size_t find_single_quoted_value(const std::string& text) {
+  size_t i = 0;
+  while ((i = text.find('<', i)) != std::string::npos) {
+    if (text.compare(i, 4, "<!--") == 0) {
+      i = text.find("-->", i);
+      if (i == std::string::npos) return std::string::npos;
+      continue;
+    }
+    const bool markup = i + 1 < text.size() && (text[i + 1] == '!' || text[i + 1] == '?');
+    for (++i; i < text.size() && text[i] != '>'; ++i) {
+      if (text[i] == '"') {
+        i = text.find('"', i + 1);
+        if (i == std::string::npos) return std::string::npos;
+      } else if (text[i] == '\'' && !markup) {
+        return i;
+      }
+    }
+  }
+  return std::string::npos;
+}
+
 // Collects lexical issues of one element (attribute count/length, children count).
 void check_lexical(pugi::xml_node node, const std::string& path, int rank, int tb, int step,
                    std::vector<XmlIssue>& issues) {
   int attributes = 0;
+  std::set<std::string> names;
   for (pugi::xml_attribute a : node.attributes()) {
     ++attributes;
+    if (!names.insert(a.name()).second) {
+      issues.push_back({path, rank, tb, step,
+                        std::string("attribute '") + a.name() +
+                            "' is given twice (runtime parsers reject duplicates)",
+                        true, true});
+    }
     if (std::string(a.value()).size() > kMaxValueLength) {
       issues.push_back({path, rank, tb, step,
                         std::string("attribute '") + a.name() + "' is longer than 255 characters",
@@ -219,16 +251,27 @@ class Parser {
       add_issue(doc, "algo", -1, -1, -1,
                 "the file contains tab characters, which the runtime parsers reject");
     }
+    const size_t quote = find_single_quoted_value(text_);
+    if (quote != std::string::npos) {
+      add_issue(doc, "algo", -1, -1, -1,
+                "line " + std::to_string(line_of(text_, static_cast<ptrdiff_t>(quote))) +
+                    ": an attribute value in single quotes, which the runtime parsers reject");
+    }
     pugi::xml_document xml;
     const pugi::xml_parse_result result =
-        xml.load_buffer(text_.data(), text_.size(), pugi::parse_default | pugi::parse_declaration);
+        xml.load_buffer(text_.data(), text_.size(),
+                        pugi::parse_default | pugi::parse_declaration | pugi::parse_doctype);
     if (!result) {
       throw UserError(file_, "line " + std::to_string(line_of(text_, result.offset)),
                       std::string("malformed XML: ") + result.description());
     }
     pugi::xml_node algo;
     for (pugi::xml_node child = xml.first_child(); child; child = child.next_sibling()) {
-      if (child.type() == pugi::node_declaration) {
+      if (child.type() == pugi::node_doctype) {
+        add_issue(doc, "algo", -1, -1, -1,
+                  "the file has a <!DOCTYPE ...> (entity declarations), which the runtime parsers "
+                  "reject");
+      } else if (child.type() == pugi::node_declaration) {
         add_issue(doc, "algo", -1, -1, -1,
                   "the file starts with an <?xml ...?> declaration, which the runtime parsers "
                   "reject");
@@ -488,6 +531,11 @@ std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
     throw UserError("", "xml dialect",
                     "the " + to_string(dialect) + " dialect has no name for collective '" +
                         to_string(p.collective) + "'; use the classic dialect (coll=\"custom\")");
+  }
+  if (p.name.size() > kMaxValueLength) {
+    throw UserError("", "name",
+                    "program name of " + std::to_string(p.name.size()) +
+                        " characters: runtimes read attribute values of at most 255");
   }
   const bool classic = dialect == XmlDialect::kClassic;
   std::ostringstream os;

@@ -71,9 +71,9 @@ std::vector<int> int_array(const Json& value, const JsonReader& reader, const st
   out.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
     const Json& v = value[i];
-    if (!v.is_number_integer() || v.get<int64_t>() < INT32_MIN || v.get<int64_t>() > INT32_MAX) {
-      reader.fail(key,
-                  "element " + std::to_string(i) + " is not an integer " + what + ": " + v.dump());
+    if (!json_fits_int(v)) {
+      reader.fail(key, "element " + std::to_string(i) + " is not an integer " + what + ": " +
+                           json_excerpt(v));
     }
     out.push_back(v.get<int>());
   }
@@ -140,6 +140,10 @@ Topology topology_from_json(const Json& json, const std::string& file) {
   Topology t;
   t.name = r.get_string("name");
   t.num_ranks = r.get_int("ranks");
+  if (t.num_ranks < 1 || t.num_ranks > kMaxTopologyRanks) {
+    r.fail("ranks", "must be 1.." + std::to_string(kMaxTopologyRanks) + ", got " +
+                        std::to_string(t.num_ranks));
+  }
   t.launch_us = r.get_double("launch_us", 0.0);
   t.memory_gbps = r.get_double("memory_gbps", Topology{}.memory_gbps);
   t.shared_links = r.get_bool("shared_links", false);

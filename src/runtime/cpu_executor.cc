@@ -5,12 +5,15 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <tuple>
+
+#include <unistd.h>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/runtime/kernels.h"
@@ -150,20 +153,6 @@ struct CpuExecutor::Impl {
 
   // ---- preparation -------------------------------------------------------------------------
 
-  [[noreturn]] void bad(const std::string& field, const std::string& reason) const {
-    throw UserError(program.name, field, reason);
-  }
-
-  void check_range(const GpuProgram& gpu, Buffer buffer, int offset, int count,
-                   const std::string& field, const char* which) const {
-    const int size = gpu.buffer_chunks(buffer);
-    if (offset < 0 || offset + count > size) {
-      bad(field, std::string(which) + " chunks [" + std::to_string(offset) + ", " +
-                     std::to_string(offset + count) + ") of buffer '" + to_char(buffer) +
-                     "' are outside its " + std::to_string(size) + " chunks");
-    }
-  }
-
   int connection(std::map<std::tuple<int, int, int>, int>& index, int src, int dst, int channel) {
     auto [it, inserted] = index.emplace(std::make_tuple(src, dst, channel), 0);
     if (inserted) {
@@ -178,28 +167,14 @@ struct CpuExecutor::Impl {
   }
 
   void build() {
+    validate_structure(program, program.name);
     const int num_ranks = program.num_ranks;
-    if (num_ranks <= 0 || static_cast<int>(program.gpus.size()) != num_ranks) {
-      bad("ngpus", "the program has " + std::to_string(program.gpus.size()) +
-                       " gpu elements but ngpus = " + std::to_string(num_ranks));
-    }
     std::map<std::tuple<int, int, int>, int> index;
     for (int r = 0; r < num_ranks; ++r) {
       const GpuProgram& gpu = program.gpus[r];
-      if (gpu.rank != r)
-        bad("gpu[" + std::to_string(r) + "]", "gpu id is " + std::to_string(gpu.rank));
       first_tb.push_back(static_cast<int>(tbs.size()));
       for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
         const Threadblock& tb = gpu.threadblocks[t];
-        const std::string field = "gpu[" + std::to_string(r) + "]/tb[" + std::to_string(t) + "]";
-        if (tb.id != t) bad(field, "threadblock ids must be 0, 1, ... in order");
-        for (int peer : {tb.send_peer, tb.recv_peer}) {
-          if (peer < -1 || peer >= num_ranks || peer == r) {
-            bad(field, "peer " + std::to_string(peer) + " is not another rank of 0.." +
-                           std::to_string(num_ranks - 1));
-          }
-        }
-        if (tb.channel < 0) bad(field, "negative channel");
         TbState state;
         state.rank = r;
         state.id = t;
@@ -208,82 +183,25 @@ struct CpuExecutor::Impl {
         const int global = static_cast<int>(tbs.size());
         if (tb.send_peer >= 0) {
           state.out_conn = connection(index, r, tb.send_peer, tb.channel);
-          Connection& c = conns[state.out_conn];
-          if (c.sender >= 0) {
-            bad(field, "two threadblocks send to rank " + std::to_string(tb.send_peer) +
-                           " on channel " + std::to_string(tb.channel) + " (tb " +
-                           std::to_string(tbs[c.sender].id) + " too)");
-          }
-          c.sender = global;
+          conns[state.out_conn].sender = global;
         }
         if (tb.recv_peer >= 0) {
           state.in_conn = connection(index, tb.recv_peer, r, tb.channel);
-          Connection& c = conns[state.in_conn];
-          if (c.receiver >= 0) {
-            bad(field, "two threadblocks receive from rank " + std::to_string(tb.recv_peer) +
-                           " on channel " + std::to_string(tb.channel) + " (tb " +
-                           std::to_string(tbs[c.receiver].id) + " too)");
-          }
-          c.receiver = global;
+          conns[state.in_conn].receiver = global;
         }
         tbs.push_back(state);
       }
     }
-    for (TbState& state : tbs) check_steps(state);
-    for (const Connection& c : conns) {
-      if (c.sender >= 0 && c.receiver < 0) {
-        bad("gpu[" + std::to_string(c.src) + "]/tb[" + std::to_string(tbs[c.sender].id) + "]",
-            "sends to rank " + std::to_string(c.dst) + " on channel " + std::to_string(c.channel) +
-                " but no threadblock of rank " + std::to_string(c.dst) + " receives from rank " +
-                std::to_string(c.src) + " on that channel");
-      }
-      if (c.receiver >= 0 && c.sender < 0) {
-        bad("gpu[" + std::to_string(c.dst) + "]/tb[" + std::to_string(tbs[c.receiver].id) + "]",
-            "receives from rank " + std::to_string(c.src) + " on channel " +
-                std::to_string(c.channel) + " but no threadblock of rank " + std::to_string(c.src) +
-                " sends to rank " + std::to_string(c.dst) + " on that channel");
-      }
-    }
+    for (const TbState& state : tbs) record_max_counts(state);
     scratch.resize(num_ranks);
   }
 
-  void check_steps(const TbState& state) {
-    const GpuProgram& gpu = program.gpus[state.rank];
-    const Threadblock& tb = *state.tb;
-    for (int s = 0; s < state.num_steps; ++s) {
-      const Step& step = tb.steps[s];
-      const std::string field = step_name(state.rank, state.id, s);
-      if (step.type != StepType::kNop && step.count < 1) bad(field, "cnt must be at least 1");
-      if (sends(step.type) && tb.send_peer < 0) {
-        bad(field,
-            "step '" + to_string(step.type) + "' sends but the threadblock has no send peer");
-      }
-      if (receives(step.type) && tb.recv_peer < 0) {
-        bad(field,
-            "step '" + to_string(step.type) + "' receives but the threadblock has no receive peer");
-      }
-      if (reads_src(step.type)) {
-        check_range(gpu, step.src_buffer, step.src_offset, step.count, field, "source");
-      }
-      if (writes_dst(step.type)) {
-        check_range(gpu, step.dst_buffer, step.dst_offset, step.count, field, "destination");
-      }
-      if (sends(step.type)) {
-        Connection& c = conns[state.out_conn];
-        c.max_count = std::max(c.max_count, step.count);
-      }
-      if (step.dep_tb != -1 || step.dep_step != -1) {
-        const int n = static_cast<int>(gpu.threadblocks.size());
-        if (step.dep_tb < 0 || step.dep_tb >= n) {
-          bad(field, "depid " + std::to_string(step.dep_tb) + " is not a threadblock of rank " +
-                         std::to_string(state.rank));
-        }
-        const int m = static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size());
-        if (step.dep_step < 0 || step.dep_step >= m) {
-          bad(field, "deps " + std::to_string(step.dep_step) + " is not a step of tb " +
-                         std::to_string(step.dep_tb) + " (" + std::to_string(m) + " steps)");
-        }
-      }
+  // The largest count sent over each connection (validate_structure checked the steps).
+  void record_max_counts(const TbState& state) {
+    for (const Step& step : state.tb->steps) {
+      if (!sends(step.type)) continue;
+      Connection& c = conns[state.out_conn];
+      c.max_count = std::max(c.max_count, step.count);
     }
   }
 
@@ -514,6 +432,11 @@ struct CpuExecutor::Impl {
     if (opts.fifo_slots < 1) throw UserError(program.name, "fifo_slots", "must be at least 1");
     options = opts;
     shape = slice_shape(program.protocol, elems, opts.dtype, opts);
+    double scratch_total = 0.0;
+    for (const GpuProgram& gpu : program.gpus) {
+      scratch_total += static_cast<double>(gpu.scratch_chunks) * elems * shape.elem_bytes;
+    }
+    require_memory(scratch_total, program.name, "scratch");
     bases.assign(num_ranks, {nullptr, nullptr, nullptr});
     for (int r = 0; r < num_ranks; ++r) {
       const GpuProgram& gpu = program.gpus[r];
@@ -528,6 +451,12 @@ struct CpuExecutor::Impl {
       bases[r] = {static_cast<std::byte*>(buffers[r].input),
                   static_cast<std::byte*>(buffers[r].output), scratch[r].data()};
     }
+    double fifo_bytes = 0.0;
+    for (const Connection& c : conns) {
+      fifo_bytes += static_cast<double>(c.max_count) * shape.slice_elems * shape.elem_bytes *
+                    opts.fifo_slots;
+    }
+    require_memory(fifo_bytes, program.name, "fifo_slots");
     for (Connection& c : conns) {
       c.slot_bytes = static_cast<size_t>(c.max_count) * shape.slice_elems * shape.elem_bytes;
       const size_t total = c.slot_bytes * opts.fifo_slots;
@@ -583,8 +512,11 @@ struct CpuExecutor::Impl {
     workers =
         std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
     const Clock::time_point start = Clock::now();
-    deadline = start + std::chrono::duration_cast<Clock::duration>(
-                           std::chrono::duration<double>(std::max(0.0, opts.timeout_s)));
+    // Clamped: a limit of 1e10 s would overflow the clock's nanoseconds (and a year is
+    // no limit in practice).
+    constexpr double kLongestTimeoutS = 365.0 * 24 * 3600;
+    deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                           std::clamp(opts.timeout_s, 0.0, kLongestTimeoutS)));
     while (static_cast<int>(pool.size()) < workers - 1) {
       const int index = static_cast<int>(pool.size());
       pool.emplace_back([this, index] { pool_main(index); });
@@ -624,6 +556,18 @@ void CpuExecutor::validate(const Program& program) { Impl checked(program); }
 ExecResult CpuExecutor::run(const std::vector<RankBuffers>& buffers, int64_t chunk_elems,
                             const ExecOptions& options) {
   return impl_->run(buffers, chunk_elems, options);
+}
+
+void require_memory(double bytes, const std::string& owner, const std::string& field) {
+  const double physical =
+      static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (physical <= 0.0 || bytes <= physical) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  char text[128];
+  std::snprintf(text, sizeof text,
+                "needs about %.1f GiB of memory, more than this machine's %.1f GiB", bytes / kGiB,
+                physical / kGiB);
+  throw UserError(owner, field, text);
 }
 
 }  // namespace ccsynth::runtime

@@ -200,6 +200,12 @@ Layout make_layout(const Program& program, int64_t bytes, const HarnessOptions& 
     }
     layout.local[r] = true;
   }
+  // Buffers of every rank, plus the checker's inputs and expected outputs when checking.
+  const double buffer_chunks =
+      std::max(layout.input_chunks, gpu_in) + std::max(layout.output_chunks, gpu_out);
+  require_memory(
+      buffer_chunks * static_cast<double>(layout.chunk_bytes) * num_ranks * (options.check ? 2 : 1),
+      program.name, "bytes");
   layout.storage.resize(num_ranks * (options.inplace ? 1 : 2));
   layout.send.resize(num_ranks);
   layout.recv.resize(num_ranks);
@@ -488,6 +494,7 @@ HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOpt
 
 double measure_memcpy_gbps(int64_t bytes, int iters) {
   if (bytes <= 0 || iters <= 0) throw UserError("", "memcpy", "bytes and iters must be positive");
+  require_memory(2.0 * static_cast<double>(bytes), "", "memcpy");
   Bytes a(static_cast<size_t>(bytes), std::byte{1});
   Bytes b(static_cast<size_t>(bytes), std::byte{2});
   std::memcpy(b.data(), a.data(), a.size());

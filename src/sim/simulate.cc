@@ -59,7 +59,9 @@ namespace {
 
 constexpr uint8_t kSendFlag = 1;
 constexpr uint8_t kRecvFlag = 2;
-constexpr int64_t kMaxInstances = 1'000'000'000;
+// Step instances (steps x slices) one simulation may execute: about 5 s at 7 M/s; a per-rank
+// size such as 1T would otherwise run for minutes (docs/simulator.md "Limits").
+constexpr int64_t kMaxInstances = int64_t{1} << 25;
 constexpr int64_t kMaxRecordedInstances = 40'000'000;
 
 // Memory traffic per byte moved by a step's local work: a copy reads and writes (2), a
@@ -262,8 +264,12 @@ class Simulator {
     }
     if (instances > kMaxInstances) {
       throw UserError("", "sizes",
-                      "simulation needs " + std::to_string(instances) +
-                          " step instances; use fewer slices (larger slice size)");
+                      "simulating " + std::to_string(bytes_) + " bytes per rank needs " +
+                          std::to_string(instances) +
+                          " step instances (steps x slices), more "
+                          "than the cap of " +
+                          std::to_string(kMaxInstances) +
+                          "; use a smaller size or fewer slices (larger slice size)");
     }
     instances_ = instances;
   }
@@ -668,6 +674,7 @@ class Simulator {
 
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options) {
+  validate_structure(program, program.name);  // offsets in bounds, connections matched
   return Simulator(program, topology, bytes, options).run();
 }
 

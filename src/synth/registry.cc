@@ -421,6 +421,13 @@ void check_params(const Synthesizer& method, const nlohmann::json& params) {
 Collective collective_for(const Synthesizer& method, const Topology& topology, CollectiveKind kind,
                           int chunks, int root) {
   if (chunks < 0) throw UserError("", "chunks", "must be >= 0 (0 = the method's default)");
+  if (chunks > kMaxChunksPerRank) {
+    throw UserError("", "chunks",
+                    std::to_string(chunks) + " chunks per rank: at most " +
+                        std::to_string(kMaxChunksPerRank) +
+                        " (an algorithm of ranks x ranks x chunks ops is compiled, verified and "
+                        "simulated several times)");
+  }
   if (chunks == 0) chunks = method.default_chunks ? method.default_chunks(topology, kind) : 1;
   return method.make_collective ? method.make_collective(kind, topology.num_ranks, chunks, root)
                                 : make_collective(kind, topology.num_ranks, chunks, root);

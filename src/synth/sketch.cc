@@ -8,6 +8,7 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
+#include "ccsynth/formats/json_io.h"
 
 namespace ccsynth::synth {
 
@@ -69,8 +70,12 @@ void reject_unknown(const Json& j, const Ctx& ctx, const std::set<std::string>& 
   }
 }
 
+// An integer field; values outside int's range are rejected (never wrapped modulo 2^32).
 int read_int(const Json& j, const Ctx& ctx, const std::string& key) {
-  if (!j.is_number_integer()) ctx.fail(key, "must be an integer");
+  if (!j.is_number_integer()) ctx.fail(key, "must be an integer, got " + formats::json_excerpt(j));
+  if (!formats::json_fits_int(j)) {
+    ctx.fail(key, "integer " + j.dump() + " is outside the range of a 32-bit int");
+  }
   return j.get<int>();
 }
 
@@ -92,10 +97,11 @@ int parse_local(const std::string& text, const Ctx& ctx, const std::string& key)
 std::vector<int> read_int_list(const Json& j, const Ctx& ctx, const std::string& key) {
   if (!j.is_array()) ctx.fail(key, "must be an array of integers");
   std::vector<int> out;
+  std::set<int> seen;
   for (size_t i = 0; i < j.size(); ++i) {
     const int v = read_int(j[i], ctx, key + "[" + std::to_string(i) + "]");
     if (v < 0) ctx.fail(key + "[" + std::to_string(i) + "]", "must be >= 0");
-    if (std::find(out.begin(), out.end(), v) != out.end()) {
+    if (!seen.insert(v).second) {
       ctx.fail(key, "lists GPU " + std::to_string(v) + " twice");
     }
     out.push_back(v);
@@ -128,9 +134,10 @@ IntranodeSketch parse_intranode(const Json& j, const Ctx& ctx) {
   require_object(j, ctx, "");
   reject_unknown(j, ctx, {"strategy", "switches", "switch_hyperedge_strategy"});
   IntranodeSketch out;
+  if (j.contains("strategy") && !j["strategy"].is_string()) {
+    ctx.fail("strategy", "must be a string, got " + formats::json_excerpt(j["strategy"]));
+  }
   const std::string strategy = j.value("strategy", std::string("none"));
-  if (j.contains("strategy") && !j["strategy"].is_string())
-    ctx.fail("strategy", "must be a string");
   if (strategy == "none") {
     out.strategy = IntranodeStrategy::kNone;
   } else if (strategy == "switch") {
@@ -344,11 +351,9 @@ Sketch parse_sketch(const Json& json, const std::string& file) {
     if (!so.is_array()) ctx.fail("symmetry_offsets", "must be a list of [offset, group size]");
     for (size_t i = 0; i < so.size(); ++i) {
       const std::string key = "symmetry_offsets[" + std::to_string(i) + "]";
-      if (!so[i].is_array() || so[i].size() != 2 || !so[i][0].is_number_integer() ||
-          !so[i][1].is_number_integer()) {
-        ctx.fail(key, "must be [offset, group size]");
-      }
-      const int offset = so[i][0].get<int>(), group = so[i][1].get<int>();
+      if (!so[i].is_array() || so[i].size() != 2) ctx.fail(key, "must be [offset, group size]");
+      const int offset = read_int(so[i][0], ctx, key + "[0]");
+      const int group = read_int(so[i][1], ctx, key + "[1]");
       if (group < 1) ctx.fail(key, "group size must be >= 1");
       if (offset < 0 || offset >= group) ctx.fail(key, "offset must be in 0..group size - 1");
       s.symmetry_offsets.emplace_back(offset, group);
@@ -365,7 +370,9 @@ Sketch parse_sketch(const Json& json, const std::string& file) {
     }
     if (h.contains("input_size")) {
       const Json& sz = h["input_size"];
-      if (sz.is_number_integer()) {
+      if (sz.is_number_unsigned() && sz.get<uint64_t>() > uint64_t{INT64_MAX}) {
+        hctx.fail("input_size", "byte count " + sz.dump() + " is out of range");
+      } else if (sz.is_number_integer()) {
         s.input_size = sz.get<int64_t>();
       } else if (sz.is_string()) {
         try {
@@ -383,13 +390,7 @@ Sketch parse_sketch(const Json& json, const std::string& file) {
 }
 
 Sketch parse_sketch_text(const std::string& text, const std::string& file) {
-  Json json;
-  try {
-    json = Json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const Json::parse_error& e) {
-    throw UserError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_sketch(json, file);
+  return parse_sketch(formats::parse_json(text, file, /*allow_comments=*/true), file);
 }
 
 Sketch read_sketch_file(const std::string& path) {

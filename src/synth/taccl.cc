@@ -47,6 +47,18 @@ SynthStatus overall_status(const std::vector<StageReport>& stages) {
   return status;
 }
 
+// TACCL's stages grow faster than linearly in the chunk count and only the MILP stages honour
+// the time limit (building the routing model and the ordering heuristic do not), so chunkup is
+// capped (docs/taccl.md "Status, limits, gap"); `from_sketch` says whether the sketch set it.
+void check_chunkup(int chunkup, bool from_sketch, const Sketch& sketch) {
+  if (chunkup <= kMaxTacclChunkup) return;
+  const std::string reason = "chunkup " + std::to_string(chunkup) +
+                             " is more than TACCL's cap of " + std::to_string(kMaxTacclChunkup) +
+                             " chunks per rank";
+  if (from_sketch) throw UserError(sketch.file, "hyperparameters.input_chunkup", reason);
+  throw UserError("", "chunks", reason);
+}
+
 }  // namespace
 
 TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, CollectiveKind kind,
@@ -59,6 +71,7 @@ TacclResult synthesize_taccl(const Topology& topology, const Sketch& sketch, Col
   }
   TacclResult result;
   result.chunkup = options.chunkup > 0 ? options.chunkup : sketch.input_chunkup;
+  check_chunkup(result.chunkup, options.chunkup <= 0, sketch);
   const int64_t bytes =
       options.bytes > 0 ? options.bytes : sketch.input_size.value_or(int64_t{1} << 20);
   const LogicalTopology logical = make_logical_topology(sketch, topology);

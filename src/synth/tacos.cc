@@ -95,7 +95,11 @@ void validate_options(const Topology& topology, const Collective& c, const Tacos
                         topology.name + " has " + std::to_string(topology.num_ranks));
   }
   if (o.bytes <= 0) throw UserError("", "size", "must be positive");
-  if (o.trials < 1) throw UserError("", "trials", "must be >= 1");
+  if (o.trials < 1 || o.trials > kMaxTacosTrials) {
+    throw UserError("", "trials",
+                    "must be 1.." + std::to_string(kMaxTacosTrials) + ", got " +
+                        std::to_string(o.trials) + " (TACOS takes no time limit)");
+  }
   if (o.pick_window < 1) throw UserError("", "pick_window", "must be >= 1");
   if (c.input_chunks < 1) throw UserError("", "collective", "has no input chunks");
 }

@@ -26,7 +26,7 @@ namespace {
 
 using detail::DimCost;
 
-constexpr int64_t kMaxRanks = 1 << 22;  // keeps a typo from allocating gigabytes
+constexpr int64_t kMaxRanks = kMaxTopologyRanks;
 constexpr int64_t kMaxLinks = 1 << 25;
 
 const std::vector<BuiltinInfo>& catalog() {

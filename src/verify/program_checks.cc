@@ -45,7 +45,7 @@ std::string buffer_range(Buffer b, int offset, int count) {
   out += std::to_string(offset);
   if (count > 1) {
     out += "..";
-    out += std::to_string(offset + count - 1);
+    out += std::to_string(int64_t{offset} + count - 1);  // no int overflow on hostile offsets
   }
   out += ']';
   return out;
@@ -191,7 +191,16 @@ bool check_structure(const Program& p, const Collective& c, ViolationSink& sink)
          " but the largest input/output buffer has " + std::to_string(max_chunks) +
          " chunks: the runtime would size chunks wrongly");
   }
-  return ok;
+  if (!ok) return false;
+  // The check `simulate` and `run` apply too, so that no verb accepts what another rejects
+  // (e.g. a receive peer that nothing sends to); the checks above name more defects at once.
+  try {
+    validate_structure(p, "");
+  } catch (const UserError& e) {
+    fail(e.field() + ": " + e.reason());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace detail

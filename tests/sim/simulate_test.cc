@@ -337,8 +337,11 @@ TEST(Simulate, PortShareIsRecomputedWhenATransferEnds) {
     if (tb.send_peer == 2) tb.steps[0].count = 2;
   }
   for (Threadblock& tb : p.gpus[2].threadblocks) tb.steps[0].count = 2;
+  p.gpus[0].input_chunks = 2;  // the cnt-2 send reads i[0..2) (validate_structure checks it)
   p.gpus[2].output_chunks = 6;
-  const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, synchronous());
+  SimOptions options = synchronous();
+  options.input_chunks = 1;  // a chunk stays 1 MiB
+  const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, options);
   EXPECT_NEAR(r.time_us, 31.0, 1e-9);
 }
 

@@ -179,7 +179,10 @@ TEST(Sketch, ErrorsNameTheField) {
             "hyperparameters.input_chunkup");
   EXPECT_EQ(error_field(R"({"hyperparameters": {"input_size": "lots"}})"),
             "hyperparameters.input_size");
-  EXPECT_EQ(error_field("{ not json"), "");
+  // Malformed JSON names its position, as in every JSON reader (formats::parse_json).
+  EXPECT_EQ(error_field("{ not json"), "line 1 column 4");
+  EXPECT_EQ(error_field(R"({"nnodes": 2, "nnodes": 2})"), "nnodes");  // duplicate key
+  EXPECT_EQ(error_field(R"({"nnodes": 4294967298})"), "nnodes");      // not wrapped to 2
   EXPECT_THROW(read_sketch_file(kExamples + "missing.json"), UserError);
 }
 

@@ -6,6 +6,7 @@
 // the reduction of all of them.
 
 #include <compare>
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -73,11 +74,15 @@ struct Collective {
   std::vector<int> post_ranks(int chunk) const;
 };
 
+/// The most ranks x ranks x chunks_per_rank a built-in collective may have (an allgather chunk
+/// lists every rank as a destination): 2^28 slots take gigabytes already.
+inline constexpr int64_t kMaxCollectiveSlots = int64_t{1} << 28;
+
 /// Builds a built-in collective. With R ranks and C = chunks_per_rank, buffer sizes in chunks
 /// (input -> output) are: allgather C -> R*C; reducescatter R*C -> C; allreduce R*C -> R*C;
 /// alltoall R*C -> R*C (chunk (s, d, c) goes from s's input d*C+c to d's output s*C+c);
 /// broadcast C -> C from root; reduce C -> C to root; gather C -> R*C at root;
-/// scatter R*C -> C from root. Chunk numbering: allgather/gather chunk q*C+c is rank q's input c;
+/// scatter R*C -> C from root. Throws UserError above kMaxCollectiveSlots. Chunk numbering: allgather/gather chunk q*C+c is rank q's input c;
 /// reducescatter/allreduce chunk j is output position j (owned by rank j / C for
 /// reducescatter); alltoall chunk (s*R + d)*C + c; broadcast/reduce chunk c; scatter d*C+c.
 /// Throws UserError for non-positive sizes, a root out of range or kCustom.

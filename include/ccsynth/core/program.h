@@ -132,6 +132,15 @@ BufferRef input_location(const Collective& collective, Slot slot, bool inplace);
 /// (reducescatter, scatter), else at the same index (allreduce, alltoall, broadcast, reduce).
 BufferRef output_location(const Collective& collective, Slot slot, bool inplace);
 
+/// The structural check every consumer of a Program shares (`verify`, `simulate`, `run`):
+/// ngpus matches the gpus given, gpu and threadblock ids are 0, 1, ... in order, buffer sizes
+/// are >= 0, peers are other ranks, channels >= 0, at most one threadblock sends (receives) per
+/// (sender, receiver, channel) and every sender has a matching receiver and vice versa, steps
+/// that send (receive) have a send (receive) peer, counts >= 1 except for nops, source and
+/// destination chunk ranges lie inside their buffers, and dependencies name existing steps.
+/// Throws UserError(file, "gpu[r]/tb[t]/step[s]", reason) at the first defect.
+void validate_structure(const Program& program, const std::string& file);
+
 std::ostream& operator<<(std::ostream& os, const Step& step);
 std::ostream& operator<<(std::ostream& os, const Program& program);
 

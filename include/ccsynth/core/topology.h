@@ -128,6 +128,10 @@ struct Topology {
   int diameter() const;
 };
 
+/// The most ranks a topology may have, built-in or from a file: keeps a typo from allocating
+/// gigabytes.
+inline constexpr int kMaxTopologyRanks = 1 << 22;
+
 /// Checks a topology and throws UserError naming `file` (may be empty), the field and the
 /// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
 /// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,

@@ -11,8 +11,15 @@ namespace ccsynth::formats {
 
 using Json = nlohmann::json;
 
-/// Parses `text`; a syntax error becomes UserError(file, "line L column C", reason).
-Json parse_json(const std::string& text, const std::string& file);
+/// The deepest nesting of arrays and objects a reader accepts: no ccsynth format nests more than
+/// a few levels, and deeper documents would only exhaust the stack of code that walks them.
+inline constexpr int kMaxJsonDepth = 64;
+
+/// Parses `text`; a syntax error becomes UserError(file, "line L column C", reason). Also
+/// UserErrors naming the file: nesting deeper than kMaxJsonDepth, a key repeated in one object
+/// (field = its JSON path), and a number outside the range of a double (1e400). With
+/// `allow_comments`, // and /* */ comments are skipped (sketch files use them).
+Json parse_json(const std::string& text, const std::string& file, bool allow_comments = false);
 /// Reads and parses a file; a missing file is a UserError naming it.
 Json read_json_file(const std::string& path);
 
@@ -61,6 +68,13 @@ class JsonReader {
   std::string file_;
   std::string path_;
 };
+
+/// True when `value` is a JSON integer that fits an int (2^64 - 1 does not; it is never -1).
+bool json_fits_int(const Json& value);
+
+/// A JSON value for an error message, never longer than about `max_chars` characters: long
+/// values are cut and end in "...", large arrays and objects are described by their size.
+std::string json_excerpt(const Json& value, size_t max_chars = 60);
 
 /// Pretty-prints a document with two-space indentation and a trailing newline.
 std::string dump_json(const Json& json);

@@ -98,4 +98,9 @@ class CpuExecutor {
 int slices_per_chunk(Protocol protocol, int64_t chunk_elems, DataType dtype,
                      const ExecOptions& options);
 
+/// Throws UserError(owner, field, reason) when a run would allocate `bytes` (an estimate, as a
+/// double so that huge requests cannot overflow) and that exceeds this machine's physical
+/// memory: a clear refusal instead of std::bad_alloc or swapping.
+void require_memory(double bytes, const std::string& owner, const std::string& field);
+
 }  // namespace ccsynth::runtime

@@ -85,7 +85,12 @@ const Synthesizer& find_synthesizer(const std::string& name, const std::string& 
 /// out-of-range numbers are UserErrors naming the parameter.
 void check_params(const Synthesizer& method, const nlohmann::json& params);
 
-/// The collective `method` builds for `kind` with `chunks` per rank (0 = its default_chunks).
+/// The largest `chunks` per rank collective_for accepts (docs/fuzzing.md "Limits"): the papers
+/// use at most a few dozen, and every op is compiled, verified and simulated per variant.
+inline constexpr int kMaxChunksPerRank = 256;
+
+/// The collective `method` builds for `kind` with `chunks` per rank (0 = its default_chunks;
+/// more than kMaxChunksPerRank is a UserError).
 Collective collective_for(const Synthesizer& method, const Topology& topology, CollectiveKind kind,
                           int chunks = 0, int root = 0);
 

@@ -25,6 +25,11 @@
 
 namespace ccsynth::synth {
 
+/// The largest chunkup (chunks per rank) TACCL synthesizes: the shipped sketches use 1..6, and
+/// the routing model and the ordering heuristic, which the time limit does not stop, grow faster
+/// than linearly beyond (chunkup 100 on ndv2x2 ran for minutes).
+inline constexpr int kMaxTacclChunkup = 16;
+
 /// Synthesizer settings. Fields at 0 / empty take the sketch's value.
 struct TacclOptions {
   double time_limit_s = 60.0;  // per MILP stage

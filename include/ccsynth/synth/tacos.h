@@ -22,6 +22,10 @@
 namespace ccsynth::synth {
 
 /// Options of the TACOS synthesizer.
+/// The most seeds one synthesis tries (TacosOptions::trials): TACOS runs no solver and takes
+/// no time limit, so its work is capped instead (docs/tacos.md).
+inline constexpr int kMaxTacosTrials = 1024;
+
 struct TacosOptions {
   int64_t bytes = 1 << 20;        // per-rank input size (chunk = bytes / collective.input_chunks)
   uint64_t seed = 0;              // tie-breaks between equal-cost links are random with this seed

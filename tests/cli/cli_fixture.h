@@ -1,0 +1,98 @@
+#pragma once
+// The fixture of the end-to-end tests of the `ccsynth` executable (cli_test.cc,
+// hostile_input_test.cc): runs the real binary in a scratch directory and captures its exit
+// code, stdout and stderr.
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cli_test {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kCli = CCSYNTH_CLI;
+const std::string kSource = CCSYNTH_SOURCE_DIR;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+  json doc() const { return json::parse(out); }
+};
+
+// A scratch directory per test, removed afterwards.
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("ccsynth_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+  }
+
+  // Runs `ccsynth ARGS`, capturing stdout and stderr.
+  CliRun run(const std::string& args) const {
+    const std::string err_file = path("stderr.txt");
+    const std::string command = kCli + " " + args + " 2>" + err_file;
+    CliRun result;
+    FILE* pipe = ::popen(command.c_str(), "r");
+    EXPECT_NE(pipe, nullptr);
+    if (!pipe) return result;
+    std::array<char, 4096> buffer{};
+    size_t n = 0;
+    while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+      result.out.append(buffer.data(), n);
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(err_file);
+    std::stringstream ss;
+    ss << err.rdbuf();
+    result.err = ss.str();
+    return result;
+  }
+
+  // The golden 4-rank ring allgather with its first send deleted (its receiver waits forever),
+  // written to DIR/broken.xml.
+  std::string write_broken_ring() const {
+    std::ifstream in(kSource + "/tests/golden/xml/ring_allgather_4.executor.xml");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string text = ss.str();
+    const size_t send = text.find("type=\"s\"");
+    EXPECT_NE(send, std::string::npos);
+    const size_t begin = text.rfind("<step", send);
+    text.erase(begin, text.find("/>", send) + 2 - begin);
+    write("broken.xml", text);
+    return path("broken.xml");
+  }
+
+  // `ccsynth verify FILE --json` must say ok.
+  void expect_verified(const std::string& xml) const {
+    const CliRun v = run("verify " + xml + " --json");
+    EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+    EXPECT_TRUE(v.doc()["ok"].get<bool>()) << v.out;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace cli_test
