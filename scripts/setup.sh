@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-format clang-tidy
   help2man
+  chromium
   pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-pip python3-venv
 )
 

@@ -13,6 +13,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/trace.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/topologies/library.h"
@@ -34,6 +35,7 @@ struct SimulateOptions {
   double memory_gbps = sim::SimOptions{}.memory_bandwidth_gbps;
   bool show_links = false;
   bool show_critical_path = false;
+  std::string trace;
 };
 
 struct Row {
@@ -154,6 +156,8 @@ void run_simulate(const SimulateOptions& o) {
   std::vector<Row> rows;
   for (int64_t bytes : sizes) {
     if (progress) std::cerr << fmt::format("\rsimulating {}...   ", format_bytes(bytes));
+    // The trace is of the largest (last) size, like --links and --critical-path.
+    options.record_timeline = !o.trace.empty() && bytes == sizes.back();
     Row row;
     row.result = sim::simulate(program, topology, bytes, options);
     row.bound = sim::lower_bound(topology, collective, bytes, bound_options);
@@ -162,6 +166,9 @@ void run_simulate(const SimulateOptions& o) {
     rows.push_back(std::move(row));
   }
   if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  if (!o.trace.empty()) {
+    write_text_file(o.trace, plan::trace_json(rows.back().result, program, topology).dump());
+  }
   if (o.json) {
     std::cout << to_json(o, program, collective, topology, rows).dump(2) << "\n";
   } else if (o.csv) {
@@ -203,6 +210,9 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--links", o->show_links, "Table: per-link busy time at the largest size");
   cmd->add_flag("--critical-path", o->show_critical_path,
                 "Table: the critical path at the largest size");
+  cmd->add_option("--trace", o->trace,
+                  "Write the largest size's timeline as Chrome trace-event JSON (Perfetto, "
+                  "chrome://tracing; docs/formats.md)");
   cmd->footer(
       "Sizes are per-rank input bytes; algbw/busbw follow nccl-tests. See "
       "docs/simulator.md and docs/bounds.md.\nExit codes: 0 ok, 2 bad input (including a "
