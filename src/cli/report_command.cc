@@ -77,8 +77,8 @@ Owned method_candidate(const std::string& method, const ReportFlags& f, const To
   }
 }
 
-Owned xml_candidate(const std::string& path, const Topology& topology,
-                    const Collective& collective, const std::vector<int64_t>& sizes) {
+Owned xml_candidate(const std::string& path, const Topology& topology, const Collective& collective,
+                    const std::vector<int64_t>& sizes) {
   const Program program = formats::read_msccl_xml_file(path);
   plan::EvaluateOptions evaluate;
   evaluate.topology = &topology;
@@ -90,8 +90,8 @@ Owned xml_candidate(const std::string& path, const Topology& topology,
   return out;
 }
 
-Owned nccl_candidate(const Topology& topology, const Collective& collective,
-                     const ReportFlags& f, const std::vector<int64_t>& sizes) {
+Owned nccl_candidate(const Topology& topology, const Collective& collective, const ReportFlags& f,
+                     const std::vector<int64_t>& sizes) {
   std::cerr << "report: nccl...\n";
   plan::VariantSpace space;
   space.instances = f.instances;
@@ -115,8 +115,7 @@ int run_report(const ReportFlags& f) {
     throw UserError("", "--method/--xml", "nothing to compare: give a method or a program");
   }
   const Topology topology = topologies::resolve_topology(f.topology);
-  const Collective collective =
-      formats::resolve_collective(f.collective, topology.num_ranks, 1, 0);
+  const Collective collective = formats::resolve_collective(f.collective, topology.num_ranks, 1, 0);
   const std::vector<int64_t> sizes = parse_byte_list(f.sizes, "--size");
   if (sizes.empty()) throw UserError("", "--size", "no sizes given");
   std::vector<Owned> owned;

@@ -46,11 +46,8 @@ std::string candidate_dash(size_t i) { return kDashes[(i / 2) % kDashes.size()];
 
 // Viridis at 0, 0.25, 0.5, 0.75, 1, interpolated linearly: utilization 0..1 to a colour.
 std::string utilization_colour(double u) {
-  static constexpr std::array<std::array<double, 3>, 5> kStops = {{{68, 1, 84},
-                                                                    {59, 82, 139},
-                                                                    {33, 145, 140},
-                                                                    {94, 201, 98},
-                                                                    {253, 231, 37}}};
+  static constexpr std::array<std::array<double, 3>, 5> kStops = {
+      {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
   const double x = std::clamp(u, 0.0, 1.0) * (kStops.size() - 1);
   const size_t i = std::min(static_cast<size_t>(x), kStops.size() - 2);
   const double t = x - static_cast<double>(i);
@@ -310,11 +307,12 @@ std::string results_table_html(const Verified& v) {
       "<table id=\"results\"><caption>Simulated time (µs) and busbw (GB/s) per size; the "
       "fastest in bold</caption><thead><tr><th scope=\"col\">size</th>";
   for (const std::string& name : v.names) {
-    out += fmt::format("<th scope=\"col\">{0} µs</th><th scope=\"col\">{0} GB/s</th>",
-                       escape(name));
+    out +=
+        fmt::format("<th scope=\"col\">{0} µs</th><th scope=\"col\">{0} GB/s</th>", escape(name));
   }
-  out += "<th scope=\"col\">bound µs</th><th scope=\"col\">best</th><th scope=\"col\">vs "
-         "bound</th><th scope=\"col\">vs nccl</th></tr></thead><tbody>";
+  out +=
+      "<th scope=\"col\">bound µs</th><th scope=\"col\">best</th><th scope=\"col\">vs "
+      "bound</th><th scope=\"col\">vs nccl</th></tr></thead><tbody>";
   const std::vector<BestAtSize> best = best_per_size(v.names, v.evaluated);
   for (size_t i = 0; i < best.size(); ++i) {
     out += fmt::format("<tr data-bytes=\"{}\"><th scope=\"row\">{}</th>", best[i].bytes,
@@ -361,12 +359,12 @@ std::string candidates_table(const std::vector<ReportCandidate>& candidates) {
       "scope=\"col\">threadblocks</th><th scope=\"col\">compiled</th><th "
       "scope=\"col\">statistics</th></tr></thead><tbody>";
   for (const ReportCandidate& c : candidates) {
-    out += fmt::format("<tr data-candidate=\"{0}\"><th scope=\"row\">{0}</th><td>{1}</td>"
-                       "<td>{2:.2f}</td>",
-                       escape(c.name),
-                       escape(c.evaluated ? (c.status.empty() ? "found" : c.status)
-                                          : "skipped: " + c.skipped),
-                       c.synthesis_seconds);
+    out += fmt::format(
+        "<tr data-candidate=\"{0}\"><th scope=\"row\">{0}</th><td>{1}</td>"
+        "<td>{2:.2f}</td>",
+        escape(c.name),
+        escape(c.evaluated ? (c.status.empty() ? "found" : c.status) : "skipped: " + c.skipped),
+        c.synthesis_seconds);
     if (c.evaluated == nullptr) {
       out += "<td></td><td></td><td></td><td></td><td></td><td></td>";
     } else {
@@ -433,14 +431,12 @@ Layout layout(const Topology& topology) {
   }
   out.width = 40 + columns * (box + 24);
   double below = 20 + rows * (box + 24);
-  const size_t across = std::count_if(topology.switches.begin(), topology.switches.end(),
-                                      [&](const Switch& sw) {
-                                        return !sw.ranks.empty() && !std::all_of(
-                                                   sw.ranks.begin(), sw.ranks.end(), [&](int r) {
-                                                     return topology.node_of(r) ==
-                                                            topology.node_of(sw.ranks.front());
-                                                   });
-                                      });
+  const size_t across =
+      std::count_if(topology.switches.begin(), topology.switches.end(), [&](const Switch& sw) {
+        return !sw.ranks.empty() && !std::all_of(sw.ranks.begin(), sw.ranks.end(), [&](int r) {
+          return topology.node_of(r) == topology.node_of(sw.ranks.front());
+        });
+      });
   size_t placed = 0;
   for (const Switch& sw : topology.switches) {
     const int node = sw.ranks.empty() ? 0 : topology.node_of(sw.ranks.front());
@@ -502,10 +498,9 @@ std::string link_edges(const Topology& topology, const Layout& at, const sim::Si
         "<line class=\"link\" data-link=\"{}\" data-utilization=\"{:.6g}\" x1=\"{:.1f}\" "
         "y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" stroke-width=\"{:.2f}\"><title>"
         "{} ({}, {} lane{}): busy {} µs, utilization {}</title></line>",
-        i, u.utilization, a.x + ox, a.y + oy, b.x + ox, b.y + oy,
-        utilization_colour(u.utilization), width_of(u.utilization), link_name(u),
-        escape(link.kind), link.lanes, link.lanes == 1 ? "" : "s", number(u.busy_us),
-        percent(u.utilization));
+        i, u.utilization, a.x + ox, a.y + oy, b.x + ox, b.y + oy, utilization_colour(u.utilization),
+        width_of(u.utilization), link_name(u), escape(link.kind), link.lanes,
+        link.lanes == 1 ? "" : "s", number(u.busy_us), percent(u.utilization));
   }
   return out;
 }
@@ -541,8 +536,8 @@ std::string switch_marks(const Topology& topology, const Layout& at, const sim::
 }
 
 std::string utilization_key(double x, double y) {
-  std::string out = fmt::format(
-      "<g class=\"key\"><text x=\"{}\" y=\"{}\">utilization</text>", x, y - 6);
+  std::string out =
+      fmt::format("<g class=\"key\"><text x=\"{}\" y=\"{}\">utilization</text>", x, y - 6);
   for (int i = 0; i < 10; ++i) {
     out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"10\" fill=\"{}\"/>",
                        x + 16 * i, y, utilization_colour((i + 0.5) / 10));
@@ -639,11 +634,11 @@ std::vector<TimelineRow> timeline_rows(const sim::SimResult& sim, const Program&
   for (size_t i = 0; i < links.size() && static_cast<int64_t>(i) < limit; ++i) {
     const sim::LinkInterval& l = links[i];
     const int row = row_of[l.link][sub[i]];
-    rows[row].marks += interval_rect(
-        "busy", l.start_us, l.end_us, row * kRow, st,
-        utilization_colour(sim.links[l.link].utilization),
-        fmt::format("{}: rank {} tb {}, {}-{} µs", rows[row].label, l.rank, l.threadblock,
-                    number(l.start_us), number(l.end_us)));
+    rows[row].marks +=
+        interval_rect("busy", l.start_us, l.end_us, row * kRow, st,
+                      utilization_colour(sim.links[l.link].utilization),
+                      fmt::format("{}: rank {} tb {}, {}-{} µs", rows[row].label, l.rank,
+                                  l.threadblock, number(l.start_us), number(l.end_us)));
   }
   std::vector<std::vector<int>> tb_row(program.gpus.size());
   for (const GpuProgram& gpu : program.gpus) {
@@ -760,8 +755,9 @@ size_t detail_index(const std::vector<int64_t>& sizes, int64_t detail_bytes) {
   if (detail_bytes == 0) return sizes.size() - 1;
   const auto it = std::find(sizes.begin(), sizes.end(), detail_bytes);
   if (it == sizes.end()) {
-    throw UserError("", "detail size",
-                    fmt::format("{} is not one of the simulated sizes", format_bytes(detail_bytes)));
+    throw UserError(
+        "", "detail size",
+        fmt::format("{} is not one of the simulated sizes", format_bytes(detail_bytes)));
   }
   return static_cast<size_t>(it - sizes.begin());
 }
@@ -772,7 +768,8 @@ std::string html_report(const Topology& topology, const Collective& collective,
                         const std::vector<ReportCandidate>& candidates,
                         const ReportOptions& options) {
   const Verified v = verified_of(candidates);
-  if (v.evaluated.empty()) throw UserError("", "candidates", "no candidate verified; nothing to plot");
+  if (v.evaluated.empty())
+    throw UserError("", "candidates", "no candidate verified; nothing to plot");
   const std::vector<int64_t> sizes = sizes_of(v);
   for (size_t k = 0; k < v.evaluated.size(); ++k) {
     if (v.evaluated[k]->results.size() != sizes.size()) {
@@ -796,9 +793,9 @@ std::string html_report(const Topology& topology, const Collective& collective,
       "</head><body><h1>{0}</h1><p class=\"meta\">{2} ({3} ranks, {4} nodes, {5} links, {6} "
       "switches); collective {7}; sizes {8} to {9} per rank; simulated by ccsynth's "
       "event-driven alpha-beta model (docs/simulator.md).</p>",
-      escape(title), kStyle, escape(topology.name), topology.num_ranks,
-      nodes_of(topology).size(), topology.links.size(), topology.switches.size(),
-      escape(collective.name), format_bytes(sizes.front()), format_bytes(sizes.back()));
+      escape(title), kStyle, escape(topology.name), topology.num_ranks, nodes_of(topology).size(),
+      topology.links.size(), topology.switches.size(), escape(collective.name),
+      format_bytes(sizes.front()), format_bytes(sizes.back()));
   page += "<h2>Time and bandwidth against size</h2><div class=\"charts\">";
   page += chart_svg(size_chart(collective, v, false));
   page += chart_svg(size_chart(collective, v, true));
@@ -812,9 +809,9 @@ std::string html_report(const Topology& topology, const Collective& collective,
                        "Links and switch ports coloured and widened by utilization: " + at +
                            ". Each direction of a link is drawn shifted to its right.");
   page += "<h2>Timeline</h2>";
-  page += timeline_svg(sim, v.evaluated[shown]->program, options.timeline_limit,
-                       "When each link and threadblock is busy: " + at +
-                           " (launch overhead not shown)");
+  page += timeline_svg(
+      sim, v.evaluated[shown]->program, options.timeline_limit,
+      "When each link and threadblock is busy: " + at + " (launch overhead not shown)");
   return page + "</body></html>\n";
 }
 

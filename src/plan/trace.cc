@@ -32,10 +32,14 @@ nlohmann::json sort_index(int pid, int tid, int index) {
 
 nlohmann::json complete(const std::string& name, const char* category, int pid, int tid,
                         double start_us, double end_us, nlohmann::json args) {
-  return {{"ph", "X"},        {"name", name},
-          {"cat", category},  {"pid", pid},
-          {"tid", tid},       {"ts", start_us},
-          {"dur", std::max(0.0, end_us - start_us)}, {"args", std::move(args)}};
+  return {{"ph", "X"},
+          {"name", name},
+          {"cat", category},
+          {"pid", pid},
+          {"tid", tid},
+          {"ts", start_us},
+          {"dur", std::max(0.0, end_us - start_us)},
+          {"args", std::move(args)}};
 }
 
 std::string threadblock_name(const Threadblock& tb, int index) {
@@ -65,9 +69,10 @@ void add_link_events(const sim::SimResult& result, nlohmann::json& events) {
   for (size_t i = 0; i < result.links.size(); ++i) threads.tid(static_cast<int>(i), 0);
   for (size_t i = 0; i < intervals.size(); ++i) {
     const sim::LinkInterval& l = intervals[i];
-    events.push_back(complete(fmt::format("rank {} tb {}", l.rank, l.threadblock), "link",
-                              kLinksPid, threads.tid(l.link, rows[i]), l.start_us, l.end_us,
-                              {{"link", l.link}, {"rank", l.rank}, {"threadblock", l.threadblock}}));
+    events.push_back(
+        complete(fmt::format("rank {} tb {}", l.rank, l.threadblock), "link", kLinksPid,
+                 threads.tid(l.link, rows[i]), l.start_us, l.end_us,
+                 {{"link", l.link}, {"rank", l.rank}, {"threadblock", l.threadblock}}));
   }
   events.push_back(metadata("process_name", kLinksPid, -1, "links"));
   for (size_t link = 0; link < threads.tids.size(); ++link) {
@@ -81,8 +86,7 @@ void add_link_events(const sim::SimResult& result, nlohmann::json& events) {
   }
 }
 
-void add_step_events(const sim::SimResult& result, const Program& program,
-                     nlohmann::json& events) {
+void add_step_events(const sim::SimResult& result, const Program& program, nlohmann::json& events) {
   for (const sim::StepInterval& s : result.timeline.steps) {
     events.push_back(complete(fmt::format("{} step {}", to_string(s.type), s.step), "step",
                               rank_pid(s.rank), s.threadblock, s.start_us, s.end_us,
@@ -128,8 +132,8 @@ std::vector<int> link_rows(const std::vector<sim::LinkInterval>& intervals) {
     const sim::LinkInterval& l = intervals[i];
     if (static_cast<int>(row_end.size()) <= l.link) row_end.resize(l.link + 1);
     std::vector<double>& ends = row_end[l.link];
-    const auto free = std::find_if(ends.begin(), ends.end(),
-                                   [&](double end) { return end <= l.start_us; });
+    const auto free =
+        std::find_if(ends.begin(), ends.end(), [&](double end) { return end <= l.start_us; });
     rows[i] = static_cast<int>(free - ends.begin());
     if (free == ends.end()) {
       ends.push_back(l.end_us);

@@ -4,8 +4,8 @@
 
 namespace ccsynth::sim {
 
-void TimelineRecorder::step(int rank, int tb, int step, int64_t slice, StepType type,
-                            double start, double end) {
+void TimelineRecorder::step(int rank, int tb, int step, int64_t slice, StepType type, double start,
+                            double end) {
   if (static_cast<int64_t>(timeline_.steps.size()) >= limit_) {
     timeline_.truncated = true;
     return;

@@ -19,8 +19,8 @@ SimOptions recording() {
 }
 
 TEST(Timeline, OffByDefault) {
-  const SimResult r = simulate(testing::ring_allgather(4), testing::ring_topology(4, 1.0, 10.0),
-                               1 << 20);
+  const SimResult r =
+      simulate(testing::ring_allgather(4), testing::ring_topology(4, 1.0, 10.0), 1 << 20);
   EXPECT_TRUE(r.timeline.steps.empty());
   EXPECT_TRUE(r.timeline.links.empty());
 }

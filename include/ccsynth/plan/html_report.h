@@ -35,8 +35,8 @@ struct ReportCandidate {
 
 /// What the page shows beyond the candidates.
 struct ReportOptions {
-  std::string title;         // default: "<collective> on <topology>"
-  int64_t detail_bytes = 0;  // size of the topology view and the timeline; 0 = largest size
+  std::string title;               // default: "<collective> on <topology>"
+  int64_t detail_bytes = 0;        // size of the topology view and the timeline; 0 = largest size
   int64_t timeline_limit = 20000;  // intervals drawn at most (steps and links each)
 };
 
