@@ -16,6 +16,7 @@
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/synth/registry.h"
 #include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_program.h"
 #include "cli/command.h"
 
 namespace ccsynth::cli {
@@ -80,13 +81,24 @@ Owned method_candidate(const std::string& method, const ReportFlags& f, const To
 Owned xml_candidate(const std::string& path, const Topology& topology, const Collective& collective,
                     const std::vector<int64_t>& sizes) {
   const Program program = formats::read_msccl_xml_file(path);
+  // Checked against its own chunking of the collective (as `verify` and `simulate` do).
+  Collective own = collective;
+  try {
+    own = verify::collective_of(program);
+  } catch (const UserError&) {
+    // a custom program: checked against --collective
+  }
+  if (own.kind != collective.kind) {
+    throw UserError(
+        path, "coll",
+        "the program is a " + to_string(own.kind) + ", the report compares " + collective.name);
+  }
   plan::EvaluateOptions evaluate;
   evaluate.topology = &topology;
   evaluate.sizes = sizes;
   Owned out;
   out.candidate.name = program.name.empty() ? path : program.name;
-  out.evaluated =
-      std::make_unique<plan::Evaluated>(plan::evaluate_program(program, collective, evaluate));
+  out.evaluated = std::make_unique<plan::Evaluated>(plan::evaluate_program(program, own, evaluate));
   return out;
 }
 
@@ -128,10 +140,23 @@ int run_report(const ReportFlags& f) {
   }
   std::vector<plan::ReportCandidate> candidates;
   bool all_ok = true;
+  bool any_ok = false;
   for (Owned& o : owned) {
     o.candidate.evaluated = o.evaluated.get();
     all_ok = all_ok && (!o.evaluated || o.evaluated->ok());
+    any_ok = any_ok || (o.evaluated && o.evaluated->ok());
     candidates.push_back(o.candidate);
+  }
+  if (!any_ok) {
+    std::cerr << "report: no candidate verified; nothing to plot\n";
+    for (const Owned& o : owned) {
+      if (o.evaluated) {
+        std::cerr << o.candidate.name << ":\n"
+                  << o.evaluated->algorithm_report.summary()
+                  << o.evaluated->program_report.summary();
+      }
+    }
+    return kExitCheckFailed;
   }
   plan::ReportOptions options;
   options.title = f.title;

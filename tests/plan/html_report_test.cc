@@ -26,8 +26,8 @@ class HtmlReport : public ::testing::Test {
     result_ = new PlanResult(testing::plan_ring(*topology_, CollectiveKind::kAllGather, kSizes));
     ASSERT_TRUE(result_->ok());
     ASSERT_TRUE(result_->nccl.has_value());
-    html_ = new std::string(
-        html_report(*topology_, result_->collective, candidates_of(*result_), {}));
+    html_ =
+        new std::string(html_report(*topology_, result_->collective, candidates_of(*result_), {}));
   }
   static void TearDownTestSuite() {
     delete html_;

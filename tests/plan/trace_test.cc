@@ -91,7 +91,8 @@ TEST(Trace, OneSlicePerIntervalAndOneTrackPerLinkAndThreadblock) {
   // Every link and port has a track named after it; every threadblock one named "tb T ...".
   std::set<std::string> names;
   for (const auto& [key, name] : thread_names) names.insert(name);
-  for (const sim::LinkUsage& u : t.sim.links) EXPECT_TRUE(names.count(link_name(u))) << link_name(u);
+  for (const sim::LinkUsage& u : t.sim.links)
+    EXPECT_TRUE(names.count(link_name(u))) << link_name(u);
   EXPECT_TRUE(names.count("port 0 egress"));
   for (const GpuProgram& gpu : t.program.gpus) {
     for (size_t tb = 0; tb < gpu.threadblocks.size(); ++tb) {
