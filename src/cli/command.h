@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ccsynth/core/program.h"
+#include "ccsynth/plan/report.h"
 
 namespace ccsynth::cli {
 
@@ -27,6 +28,12 @@ struct CommandResult {
 void write_text_file(const std::string& path, const std::string& text);
 /// Reads a whole file, or throws UserError naming the path.
 std::string read_text_file(const std::string& path);
+
+/// Adds --csv to a verb that prints a table: `csv` is set, and --csv and --json (when the verb
+/// has it) exclude each other. `rows` says what one CSV line is.
+void add_csv_flag(CLI::App* command, bool& csv, const std::string& rows);
+/// Writes `table` to stdout as CSV (plan::to_csv).
+void print_csv(const plan::Table& table);
 
 /// The protocol named by --proto (Simple, LL, LL128), or UserError naming the flag.
 Protocol parse_protocol_flag(const std::string& text);

@@ -44,6 +44,7 @@ struct DemoOptions {
   std::string output_dir;
   std::string report;
   bool json = false;
+  bool csv = false;
 };
 
 // One algorithm the demo compares: how it was made, how long that took, what became of it.
@@ -279,6 +280,10 @@ int run_demo(const DemoOptions& o) {
     std::cout << doc.dump(2) << "\n";
     return all_ok ? kExitOk : kExitCheckFailed;
   }
+  if (o.csv) {
+    print_csv(plan::results_rows(names, verified));
+    return all_ok ? kExitOk : kExitCheckFailed;
+  }
   std::cout << fmt::format("{} on {}: {} ranks, {} links{}\n", collective.name, topology.name,
                            topology.num_ranks, topology.links.size(),
                            topology.switches.empty()
@@ -327,6 +332,7 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
                   "write the run as one self-contained HTML page (charts, link utilization, "
                   "timeline; docs/formats.md \"HTML report\")");
   cmd->add_flag("--json", o->json, "print one JSON document on stdout");
+  add_csv_flag(cmd, o->csv, "size and candidate (the results table)");
   cmd->callback([o, &result] { result.exit_code = run_demo(*o); });
 }
 

@@ -32,6 +32,7 @@ struct RunOptions {
   int warmup = 2;
   bool check = false;
   bool json = false;
+  bool csv = false;
   bool inplace = false;
   int slices = 0;
   std::string slice_bytes = "0";
@@ -156,6 +157,16 @@ void print_table(const RunOptions& o, const Program& program, const Outcome& out
   if (!r.ok) std::cout << "error: " << r.message << "\n";
 }
 
+plan::Table csv_table(const RunOptions& o, const Outcome& out) {
+  const runtime::HarnessResult& r = out.result;
+  plan::Table table{{"bytes", "iters", "time_us", "min_time_us", "algbw_gbps", "busbw_gbps",
+                     "slices", "workers", "ok", "checked", "mismatches"},
+                    {}};
+  table.add(r.bytes, o.iters, r.time_us, r.min_time_us, out.algbw_gbps, out.busbw_gbps, r.slices,
+            r.workers, r.ok, r.checked, r.mismatches);
+  return table;
+}
+
 int run_command(const RunOptions& o) {
   if (o.file.empty() && !o.memcpy) {
     throw UserError("", "file", "give an MSCCL-IR XML file to run (or --memcpy)");
@@ -177,6 +188,8 @@ int run_command(const RunOptions& o) {
   const Outcome out = run_file(o, program);
   if (o.json) {
     std::cout << to_json(o, &program, &out, memcpy_gbps).dump(2) << "\n";
+  } else if (o.csv) {
+    print_csv(csv_table(o, out));
   } else {
     print_table(o, program, out);
     if (memcpy_gbps) std::cout << fmt::format("memcpy bandwidth: {:.3f} GB/s\n", *memcpy_gbps);
@@ -212,6 +225,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "ulp-based tolerance for floats); exit 1 when wrong");
   cmd->add_flag("--inplace", o->inplace, "In-place call (NCCL buffer layout)");
   cmd->add_flag("--json", o->json, "Print one ccsynth-run JSON document");
+  add_csv_flag(cmd, o->csv, "run");
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")
       ->check(kNonNegative);
   cmd->add_option("--slice-bytes", o->slice_bytes,

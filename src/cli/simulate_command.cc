@@ -125,17 +125,17 @@ void print_table(const SimulateOptions& o, const Program& p, const Collective& c
   }
 }
 
-void print_csv(const std::vector<Row>& rows) {
-  std::cout << "bytes,time_us,algbw_gbps,busbw_gbps,lower_bound_us,ratio_to_bound\n";
+plan::Table csv_table(const std::vector<Row>& rows) {
+  plan::Table table{
+      {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "lower_bound_us", "ratio_to_bound"}, {}};
   for (const Row& row : rows) {
-    std::cout << fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", row.result.bytes,
-                             row.result.time_us, row.result.algbw_gbps, row.result.busbw_gbps,
-                             row.bound.lower_bound_us, row.ratio);
+    table.add(row.result.bytes, row.result.time_us, row.result.algbw_gbps, row.result.busbw_gbps,
+              row.bound.lower_bound_us, row.ratio);
   }
+  return table;
 }
 
 void run_simulate(const SimulateOptions& o) {
-  if (o.json && o.csv) throw UserError("", "--json/--csv", "choose one output format");
   const Program program = formats::read_msccl_xml_file(o.file);
   const Topology topology = topologies::resolve_topology(o.topology);
   const Collective collective = collective_for(program, o.collective);
@@ -172,7 +172,7 @@ void run_simulate(const SimulateOptions& o) {
   if (o.json) {
     std::cout << to_json(o, program, collective, topology, rows).dump(2) << "\n";
   } else if (o.csv) {
-    print_csv(rows);
+    print_csv(csv_table(rows));
   } else {
     print_table(o, program, collective, topology, rows);
   }
@@ -198,7 +198,7 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
                   "Collective for the bound: built-in name or collective JSON file (default: "
                   "implied by the program's coll, ngpus and buffer sizes)");
   cmd->add_flag("--json", o->json, "Print one ccsynth-simulation JSON document");
-  cmd->add_flag("--csv", o->csv, "Print CSV (one row per size)");
+  add_csv_flag(cmd, o->csv, "size");
   cmd->add_flag("--no-pipelining", o->no_pipelining,
                 "One slice per chunk (SCCL's synchronous cost model)");
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")

@@ -89,8 +89,7 @@ TEST_F(ReportCli, ChromiumLoadsThePageWithoutErrors) {
       << err();
   std::string dom;
   const fs::path log = dir_ / "chromium.txt";
-  const int code = run(browser +
-                           " --headless --no-sandbox --disable-gpu --user-data-dir=" +
+  const int code = run(browser + " --headless --no-sandbox --disable-gpu --user-data-dir=" +
                            (dir_ / "profile").string() +
                            " --enable-logging=stderr --v=0 --dump-dom file://" + page.string(),
                        &dom, log);
@@ -118,9 +117,8 @@ TEST_F(ReportCli, NumbersMatchSimulateJson) {
   const std::string xml = (dir_ / "ring.xml").string();
   ASSERT_EQ(ccsynth("baseline --algo ring -c allgather -t dgx1 -o " + xml), 0) << err();
   const std::string page = (dir_ / "report.html").string();
-  ASSERT_EQ(ccsynth("report -t dgx1 -c allgather --no-nccl --xml " + xml +
-                    " -s 1K,64K,4M -o " + page),
-            0)
+  ASSERT_EQ(
+      ccsynth("report -t dgx1 -c allgather --no-nccl --xml " + xml + " -s 1K,64K,4M -o " + page), 0)
       << err();
   std::string sim_text;
   ASSERT_EQ(ccsynth("simulate " + xml + " -t dgx1 -s 1K,64K,4M --json", &sim_text), 0) << err();
