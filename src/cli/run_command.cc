@@ -14,6 +14,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/trace.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/verify/verify_program.h"
@@ -42,6 +43,7 @@ struct RunOptions {
   uint64_t seed = 1;
   bool memcpy = false;
   std::string memcpy_bytes = "256M";
+  std::string trace;
 };
 
 struct Outcome {
@@ -75,6 +77,7 @@ Outcome run_file(const RunOptions& o, const Program& program) {
   h.exec.fifo_slots = o.fifo_slots;
   h.exec.workers = o.workers;
   h.exec.timeout_s = o.timeout_s;
+  h.exec.record_timeline = !o.trace.empty();
   h.inplace = o.inplace;
   h.check = o.check;
   h.iters = o.iters;
@@ -186,6 +189,9 @@ int run_command(const RunOptions& o) {
   }
   const Program program = formats::read_msccl_xml_file(o.file);
   const Outcome out = run_file(o, program);
+  if (!o.trace.empty() && !out.result.timeline.empty()) {
+    write_text_file(o.trace, plan::trace_json(out.result.timeline, program).dump());
+  }
   if (o.json) {
     std::cout << to_json(o, &program, &out, memcpy_gbps).dump(2) << "\n";
   } else if (o.csv) {
@@ -241,6 +247,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--seed", o->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--trace", o->trace,
+                  "Write the last run's steps and messages as Chrome trace-event JSON "
+                  "(wall-clock; Perfetto, chrome://tracing; docs/formats.md)");
   cmd->add_flag("--memcpy", o->memcpy, "Also measure this machine's memcpy bandwidth");
   cmd->add_option("--memcpy-bytes", o->memcpy_bytes, "Buffer size of the memcpy measurement")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -60,13 +61,16 @@ struct LinkThreads {
   }
 };
 
-void add_link_events(const sim::SimResult& result, nlohmann::json& events) {
-  const std::vector<sim::LinkInterval>& intervals = result.timeline.links;
+// Process 0 `process` with one track per entry of `names` (links, ports or connections) and a
+// slice per interval, on extra rows where intervals of one track overlap.
+void add_link_events(const std::vector<sim::LinkInterval>& intervals,
+                     const std::vector<std::string>& names, const char* process,
+                     nlohmann::json& events) {
   const std::vector<int> rows = link_rows(intervals);
   LinkThreads threads;
-  threads.tids.resize(result.links.size());
+  threads.tids.resize(names.size());
   // Every link gets a track, busy or not, so the trace shows idle links too.
-  for (size_t i = 0; i < result.links.size(); ++i) threads.tid(static_cast<int>(i), 0);
+  for (size_t i = 0; i < names.size(); ++i) threads.tid(static_cast<int>(i), 0);
   for (size_t i = 0; i < intervals.size(); ++i) {
     const sim::LinkInterval& l = intervals[i];
     events.push_back(
@@ -74,9 +78,9 @@ void add_link_events(const sim::SimResult& result, nlohmann::json& events) {
                  threads.tid(l.link, rows[i]), l.start_us, l.end_us,
                  {{"link", l.link}, {"rank", l.rank}, {"threadblock", l.threadblock}}));
   }
-  events.push_back(metadata("process_name", kLinksPid, -1, "links"));
+  events.push_back(metadata("process_name", kLinksPid, -1, process));
   for (size_t link = 0; link < threads.tids.size(); ++link) {
-    const std::string base = link_name(result.links[link]);
+    const std::string& base = names[link];
     const std::vector<int>& tids = threads.tids[link];
     for (size_t row = 0; row < tids.size(); ++row) {
       const std::string name = row == 0 ? base : fmt::format("{} #{}", base, row + 1);
@@ -86,8 +90,9 @@ void add_link_events(const sim::SimResult& result, nlohmann::json& events) {
   }
 }
 
-void add_step_events(const sim::SimResult& result, const Program& program, nlohmann::json& events) {
-  for (const sim::StepInterval& s : result.timeline.steps) {
+void add_step_events(const std::vector<sim::StepInterval>& steps, const Program& program,
+                     nlohmann::json& events) {
+  for (const sim::StepInterval& s : steps) {
     events.push_back(complete(fmt::format("{} step {}", to_string(s.type), s.step), "step",
                               rank_pid(s.rank), s.threadblock, s.start_us, s.end_us,
                               {{"rank", s.rank},
@@ -112,7 +117,108 @@ void add_step_events(const sim::SimResult& result, const Program& program, nlohm
   }
 }
 
+// A connection of a program: the sending and the receiving threadblock of one (src, dst,
+// channel).
+struct Connection {
+  int src = 0, send_tb = 0, dst = 0, recv_tb = -1, channel = 0;
+};
+
+std::vector<Connection> connections_of(const Program& program) {
+  std::vector<Connection> out;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (size_t t = 0; t < gpu.threadblocks.size(); ++t) {
+      const Threadblock& tb = gpu.threadblocks[t];
+      if (tb.send_peer < 0 || tb.send_peer >= static_cast<int>(program.gpus.size())) continue;
+      Connection c{gpu.rank, static_cast<int>(t), tb.send_peer, -1, tb.channel};
+      const auto& peers = program.gpus[tb.send_peer].threadblocks;
+      for (size_t r = 0; r < peers.size(); ++r) {
+        if (peers[r].recv_peer == gpu.rank && peers[r].channel == tb.channel) {
+          c.recv_tb = static_cast<int>(r);
+        }
+      }
+      if (c.recv_tb >= 0) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+using StepsOf = std::vector<std::vector<std::vector<const runtime::ExecStep*>>>;  // [rank][tb]
+
+// The step instances of every threadblock in the order it ran them.
+StepsOf per_threadblock(const std::vector<runtime::ExecStep>& steps, const Program& program) {
+  StepsOf out(program.gpus.size());
+  for (const GpuProgram& gpu : program.gpus) out[gpu.rank].resize(gpu.threadblocks.size());
+  for (const runtime::ExecStep& s : steps) out[s.rank][s.threadblock].push_back(&s);
+  for (auto& rank : out) {
+    for (auto& tb : rank) {
+      std::sort(tb.begin(), tb.end(), [](const runtime::ExecStep* a, const runtime::ExecStep* b) {
+        return std::tie(a->slice, a->step) < std::tie(b->slice, b->step);
+      });
+    }
+  }
+  return out;
+}
+
+StepType type_of(const Program& program, const runtime::ExecStep& s) {
+  return program.gpus[s.rank].threadblocks[s.threadblock].steps[s.step].type;
+}
+
+// The k-th message of a connection is its sender's k-th sending step and its receiver's k-th
+// receiving step (a connection is a FIFO): from the send's start to the receive's end.
+std::vector<sim::LinkInterval> messages(const std::vector<runtime::ExecStep>& steps,
+                                        const Program& program,
+                                        const std::vector<Connection>& connections) {
+  const StepsOf ordered = per_threadblock(steps, program);
+  std::vector<sim::LinkInterval> out;
+  for (size_t c = 0; c < connections.size(); ++c) {
+    const Connection& conn = connections[c];
+    std::vector<const runtime::ExecStep*> sent, received;
+    for (const runtime::ExecStep* s : ordered[conn.src][conn.send_tb]) {
+      if (sends(type_of(program, *s))) sent.push_back(s);
+    }
+    for (const runtime::ExecStep* s : ordered[conn.dst][conn.recv_tb]) {
+      if (receives(type_of(program, *s))) received.push_back(s);
+    }
+    for (size_t k = 0; k < std::min(sent.size(), received.size()); ++k) {
+      out.push_back({static_cast<int>(c), conn.src, conn.send_tb, sent[k]->start_us,
+                     std::max(sent[k]->start_us, received[k]->end_us)});
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json trace_json(const std::vector<runtime::ExecStep>& steps, const Program& program) {
+  if (steps.empty()) {
+    throw UserError(program.name, "timeline",
+                    "the run recorded no steps (runtime::ExecOptions::record_timeline)");
+  }
+  std::vector<sim::StepInterval> intervals;
+  intervals.reserve(steps.size());
+  double end_us = 0;
+  for (const runtime::ExecStep& s : steps) {
+    intervals.push_back(
+        {s.rank, s.threadblock, s.step, s.slice, type_of(program, s), s.start_us, s.end_us});
+    end_us = std::max(end_us, s.end_us);
+  }
+  const std::vector<Connection> connections = connections_of(program);
+  std::vector<std::string> names;
+  for (const Connection& c : connections) {
+    names.push_back(fmt::format("conn {}->{} ch {}", c.src, c.dst, c.channel));
+  }
+  nlohmann::json events = nlohmann::json::array();
+  add_link_events(messages(steps, program, connections), names, "connections", events);
+  add_step_events(intervals, program, events);
+  return {{"traceEvents", std::move(events)},
+          {"displayTimeUnit", "ns"},
+          {"otherData",
+           {{"generator", "ccsynth"},
+            {"program", program.name},
+            {"runtime", "cpu"},
+            {"steps", steps.size()},
+            {"time_us", end_us}}}};
+}
 
 std::string link_name(const sim::LinkUsage& usage) {
   if (usage.dst < 0) return fmt::format("port {} egress", usage.src);
@@ -151,8 +257,10 @@ nlohmann::json trace_json(const sim::SimResult& result, const Program& program,
                     "the simulation recorded no timeline (SimOptions::record_timeline)");
   }
   nlohmann::json events = nlohmann::json::array();
-  add_link_events(result, events);
-  add_step_events(result, program, events);
+  std::vector<std::string> names;
+  for (const sim::LinkUsage& u : result.links) names.push_back(link_name(u));
+  add_link_events(result.timeline.links, names, "links", events);
+  add_step_events(result.timeline.steps, program, events);
   return {{"traceEvents", std::move(events)},
           {"displayTimeUnit", "ns"},
           {"otherData",

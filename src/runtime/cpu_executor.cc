@@ -110,6 +110,7 @@ struct CpuExecutor::Impl {
   int64_t slice_elems = 0;
   std::vector<std::array<std::byte*, 3>> bases;  // per rank: input, output, scratch
   Clock::time_point deadline;
+  Clock::time_point run_start;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -119,6 +120,7 @@ struct CpuExecutor::Impl {
   bool stop = false;
   std::string error;
   int64_t step_instances = 0;
+  std::vector<ExecStep> timeline;  // ExecOptions::record_timeline
 
   // Persistent pool threads (workers beyond the calling thread), kept between runs so a run
   // never waits for a thread to be created or first scheduled.
@@ -553,8 +555,11 @@ struct CpuExecutor::Impl {
       tbs[t].running = true;
       ++running;
       lock.unlock();
+      const Clock::time_point began = options.record_timeline ? Clock::now() : Clock::time_point{};
       execute(t, claim);
+      const Clock::time_point ended = options.record_timeline ? Clock::now() : Clock::time_point{};
       lock.lock();
+      if (options.record_timeline) record(t, claim, began, ended);
       commit(t, claim);
       --running;
       tbs[t].running = false;
@@ -566,6 +571,16 @@ struct CpuExecutor::Impl {
       }
       if (ready.empty() && running == 0) cv.notify_all();  // let a waiter detect the deadlock
     }
+  }
+
+  // Appends the step instance `claim` of threadblock t to the timeline; `lock` holds mu.
+  void record(int t, const Claim& claim, Clock::time_point began, Clock::time_point ended) {
+    const TbState& s = tbs[t];
+    const auto since_start = [&](Clock::time_point at) {
+      return std::chrono::duration<double, std::micro>(at - run_start).count();
+    };
+    timeline.push_back({s.rank, s.id, static_cast<int>(claim.instance % s.num_steps),
+                        claim.instance / s.num_steps, since_start(began), since_start(ended)});
   }
 
   // ---- one run ------------------------------------------------------------------------------
@@ -614,6 +629,7 @@ struct CpuExecutor::Impl {
     stop = false;
     error.clear();
     step_instances = 0;
+    timeline.clear();
     for (size_t t = 0; t < tbs.size(); ++t) {
       TbState& s = tbs[t];
       s.progress = 0;
@@ -653,6 +669,7 @@ struct CpuExecutor::Impl {
     workers =
         std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
     const Clock::time_point start = Clock::now();
+    run_start = start;
     deadline = start + std::chrono::duration_cast<Clock::duration>(
                            std::chrono::duration<double>(std::max(0.0, opts.timeout_s)));
     while (static_cast<int>(pool.size()) < workers - 1) {
@@ -675,6 +692,7 @@ struct CpuExecutor::Impl {
     result.chunk_elems = chunk_elems;
     result.step_instances = step_instances;
     result.workers = workers;
+    result.timeline = std::move(timeline);
     if (error.empty()) error = leftover_messages();
     result.ok = error.empty();
     result.error = error;

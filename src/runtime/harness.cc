@@ -383,6 +383,7 @@ HarnessResult run_program(CpuExecutor& executor, int64_t bytes, const HarnessOpt
     ExecResult r = executor.run(layout.views, layout.chunk_elems, options.exec);
     result.slices = r.slices;
     result.workers = r.workers;
+    if (options.exec.record_timeline) result.timeline = r.timeline;
     if (!r.ok) {
       result.ok = false;
       result.message = r.error;

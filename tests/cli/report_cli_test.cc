@@ -164,6 +164,60 @@ TEST_F(ReportCli, SimulateWritesATraceOfTheLargestSize) {
   EXPECT_GT(slices, 0u);
 }
 
+TEST_F(ReportCli, RunWritesATraceOfTheLastRun) {
+  const std::string xml = (dir_ / "ring.xml").string();
+  ASSERT_EQ(ccsynth("baseline --algo ring -c allgather -t ring:4 -o " + xml), 0) << err();
+  const fs::path trace = dir_ / "trace.json";
+  ASSERT_EQ(ccsynth("run " + xml + " -s 64K --iters 1 --warmup 0 --trace " + trace.string()), 0)
+      << err();
+  const json doc = json::parse(read(trace));
+  EXPECT_EQ(doc["otherData"]["runtime"], "cpu");
+  size_t steps = 0, messages = 0;
+  for (const json& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") (e["cat"] == "step" ? steps : messages) += 1;
+  }
+  EXPECT_EQ(steps, doc["otherData"]["steps"].get<size_t>());
+  EXPECT_GT(messages, 0u);
+}
+
+TEST_F(ReportCli, CsvOnEveryTableVerb) {
+  const std::string xml = (dir_ / "ring.xml").string();
+  ASSERT_EQ(ccsynth("baseline --algo ring -c allgather -t ring:4 -o " + xml), 0) << err();
+  struct Case {
+    std::string args;
+    std::string header;
+    size_t rows;
+  };
+  const std::vector<Case> cases = {
+      {"simulate " + xml + " -t ring:4 -s 1K,1M --csv",
+       "bytes,time_us,algbw_gbps,busbw_gbps,lower_bound_us,ratio_to_bound", 2},
+      {"run " + xml + " -s 64K --iters 1 --csv", "bytes,iters,time_us,", 1},
+      {"verify " + xml + " --csv", "kind,rank,threadblock,step,message", 0},
+      {"bounds -t ring:4 -c allgather -s 1M --csv", "bytes,latency_us,", 1},
+      {"synth --method ring -t ring:4 -c allgather --csv",
+       "size_bytes,program,time_us,busbw_gbps,lower_bound_us,best", 2},
+      {"pareto -t ring:4 -c allgather --csv", "chunks,steps,rounds,", 1},
+      {"topo show dgx1 --csv", "type,kind,lanes_or_ports,", 2},
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    ASSERT_EQ(ccsynth(c.args, &out), 0) << c.args << "\n" << err();
+    EXPECT_EQ(out.rfind(c.header, 0), 0u) << c.args << "\n" << out;
+    EXPECT_EQ(count(out, "\n"), c.rows + 1) << c.args << "\n" << out;
+    const size_t commas = count(out.substr(0, out.find('\n')), ",");
+    // Every line has as many cells as the header (no cell here needs quoting).
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      EXPECT_EQ(count(line, ","), commas) << c.args << ": " << line;
+    }
+  }
+  std::string list;
+  ASSERT_EQ(ccsynth("topo list --csv", &list), 0);
+  EXPECT_EQ(list.rfind("name,description\n", 0), 0u);
+  EXPECT_NE(list.find("dgx1,\"NVIDIA DGX-1: 8 V100, two"), std::string::npos) << list;
+  EXPECT_EQ(ccsynth("simulate " + xml + " -t ring:4 --csv --json"), 2);
+}
+
 TEST_F(ReportCli, BadInputIsExitTwo) {
   const std::string page = (dir_ / "r.html").string();
   EXPECT_EQ(ccsynth("report -t ring:4 -m no-such-method -o " + page), 2);

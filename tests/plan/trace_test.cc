@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/runtime/harness.h"
 #include "report_test_util.h"
 
 namespace ccsynth::plan {
@@ -125,6 +126,40 @@ TEST(Trace, LinkRowsAreFirstFit) {
   const std::vector<sim::LinkInterval> intervals = {
       {0, 0, 0, 0.0, 2.0}, {0, 1, 0, 1.0, 3.0}, {0, 2, 0, 2.0, 4.0}, {1, 0, 0, 1.5, 2.5}};
   EXPECT_EQ(link_rows(intervals), (std::vector<int>{0, 1, 0, 0}));
+}
+
+// A run on the CPU runtime: one slice per executed step, one per message on its connection.
+TEST(Trace, CpuRuntimeRun) {
+  const Topology topology = topologies::make_builtin("ring:4");
+  const PlanResult r = testing::plan_ring(topology, CollectiveKind::kAllReduce, {1 << 16});
+  ASSERT_TRUE(r.ok());
+  const Program& program = r.program->program;
+  runtime::HarnessOptions options;
+  options.exec.record_timeline = true;
+  options.exec.slices = 2;
+  const runtime::HarnessResult run = runtime::run_program(program, 1 << 16, options);
+  ASSERT_TRUE(run.ok) << run.message;
+  int64_t sends = 0, instances = 0;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) {
+      instances += static_cast<int64_t>(tb.steps.size()) * run.slices;
+      for (const Step& step : tb.steps) sends += ccsynth::sends(step.type) ? run.slices : 0;
+    }
+  }
+  ASSERT_EQ(static_cast<int64_t>(run.timeline.size()), instances);
+  const json trace = trace_json(run.timeline, program);
+  expect_well_formed(trace);
+  int64_t steps = 0, messages = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") (e["cat"] == "step" ? steps : messages) += 1;
+    if (e["ph"] == "X" && e["cat"] != "step") {
+      EXPECT_LE(e["ts"].get<double>() + e["dur"].get<double>(),
+                trace["otherData"]["time_us"].get<double>() + 1e-9);
+    }
+  }
+  EXPECT_EQ(steps, instances);
+  EXPECT_EQ(messages, sends);
+  EXPECT_THROW(trace_json(std::vector<runtime::ExecStep>{}, program), UserError);
 }
 
 TEST(Trace, NeedsARecordedTimeline) {

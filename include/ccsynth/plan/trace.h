@@ -8,6 +8,11 @@
 // track's slices must not overlap. Process R+1 "rank R" holds one thread per threadblock, named
 // "tb T" with its peers and channel ("tb 0 send 1 recv 3 ch 0"). Every interval is a complete
 // event ("ph": "X") with ts and dur in microseconds.
+//
+// A run on the CPU runtime (runtime::ExecStep, wall-clock) has the same rank processes; its
+// process 0 "connections" holds one thread per connection, "conn S->D ch C", on which every
+// message lasts from the start of its send to the end of its receive (more rows, "#2", while
+// several are in flight).
 
 #include <vector>
 
@@ -15,6 +20,7 @@
 
 #include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
+#include "ccsynth/runtime/cpu_executor.h"
 #include "ccsynth/sim/simulate.h"
 
 namespace ccsynth::plan {
@@ -32,5 +38,9 @@ std::vector<int> link_rows(const std::vector<sim::LinkInterval>& intervals);
 /// `topology`. UserError when the result holds no timeline.
 nlohmann::json trace_json(const sim::SimResult& result, const Program& program,
                           const Topology& topology);
+
+/// The trace-event document of one run of `program` on the CPU runtime (ExecResult::timeline,
+/// recorded with ExecOptions::record_timeline). UserError when `steps` is empty.
+nlohmann::json trace_json(const std::vector<runtime::ExecStep>& steps, const Program& program);
 
 }  // namespace ccsynth::plan
