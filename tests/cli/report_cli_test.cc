@@ -33,6 +33,17 @@ size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
+// The numbers in every `attribute="..."` of `html`, in order.
+std::vector<double> attribute_values(const std::string& html, const std::string& attribute) {
+  const std::regex pattern(attribute + "=\"([^\"]+)\"");
+  std::vector<double> out;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), pattern);
+       it != std::sregex_iterator(); ++it) {
+    out.push_back(std::stod((*it)[1]));
+  }
+  return out;
+}
+
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -124,22 +135,9 @@ TEST_F(ReportCli, NumbersMatchSimulateJson) {
   ASSERT_EQ(ccsynth("simulate " + xml + " -t dgx1 -s 1K,64K,4M --json", &sim_text), 0) << err();
   const json sim = json::parse(sim_text);
   const std::string html = read(page);
-  const std::regex time("data-time-us=\"([^\"]+)\"");
-  const std::regex busbw("data-busbw-gbps=\"([^\"]+)\"");
-  const std::regex bound("data-bound-us=\"([^\"]+)\"");
-  std::vector<double> times, busbws, bounds;
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), time); it != std::sregex_iterator();
-       ++it) {
-    times.push_back(std::stod((*it)[1]));
-  }
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), busbw);
-       it != std::sregex_iterator(); ++it) {
-    busbws.push_back(std::stod((*it)[1]));
-  }
-  for (auto it = std::sregex_iterator(html.begin(), html.end(), bound);
-       it != std::sregex_iterator(); ++it) {
-    bounds.push_back(std::stod((*it)[1]));
-  }
+  const std::vector<double> times = attribute_values(html, "data-time-us");
+  const std::vector<double> busbws = attribute_values(html, "data-busbw-gbps");
+  const std::vector<double> bounds = attribute_values(html, "data-bound-us");
   ASSERT_EQ(times.size(), sim["results"].size());
   ASSERT_EQ(busbws.size(), sim["results"].size());
   ASSERT_EQ(bounds.size(), sim["results"].size());
