@@ -1,11 +1,14 @@
-// `ccsynth report -t T -c C --method M,... --xml FILE... -o report.html`: one self-contained HTML
-// page comparing methods (run through the planner) and MSCCL XML programs with the nccl
-// reference and the lower bound (plan/html_report.h, docs/formats.md "HTML report").
+// `ccsynth report -t T -c C --method M,... --xml FILE... --from SYNTH.json... -o report.html`:
+// one self-contained HTML page comparing methods (run through the planner), MSCCL XML programs
+// and the programs earlier `synth --json -o` runs wrote with the nccl reference and the lower
+// bound (plan/html_report.h, docs/formats.md "HTML report").
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -24,9 +27,10 @@ namespace {
 
 struct ReportFlags {
   std::string topology;
-  std::string collective = "allgather";
+  std::string collective;
   std::vector<std::string> methods;
   std::vector<std::string> xml_files;
+  std::vector<std::string> from_files;
   std::string sizes = "1K:1G:4";
   std::string detail_size;
   std::vector<int> instances = {1};
@@ -102,6 +106,44 @@ Owned xml_candidate(const std::string& path, const Topology& topology, const Col
   return out;
 }
 
+// A `synth --json -o OUT.xml` document: its method, status and statistics, and OUT.xml (as
+// written, else next to the document).
+struct SynthRun {
+  nlohmann::json doc;
+  std::string xml;
+};
+
+SynthRun read_synth_run(const std::string& path) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(read_text_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(path, "", std::string("not JSON: ") + e.what());
+  }
+  if (!doc.is_object() || doc.value("format", "") != "ccsynth-synthesis") {
+    throw UserError(path, "format", "expected a ccsynth-synthesis document (synth --json)");
+  }
+  if (!doc.contains("output") || !doc["output"].is_string()) {
+    throw UserError(path, "output", "the run wrote no program (run synth with -o FILE.xml)");
+  }
+  std::filesystem::path xml = doc["output"].get<std::string>();
+  if (!std::filesystem::exists(xml)) xml = std::filesystem::path(path).parent_path() / xml;
+  if (!std::filesystem::exists(xml)) {
+    throw UserError(path, "output", "program " + doc["output"].get<std::string>() + " not found");
+  }
+  return {std::move(doc), xml.string()};
+}
+
+Owned synth_run_candidate(const SynthRun& run, const Topology& topology,
+                          const Collective& collective, const std::vector<int64_t>& sizes) {
+  Owned out = xml_candidate(run.xml, topology, collective, sizes);
+  out.candidate.name = run.doc.value("method", out.candidate.name);
+  out.candidate.status = run.doc.value("status", "");
+  out.candidate.synthesis_seconds = run.doc.value("synthesis_seconds", 0.0);
+  out.candidate.stats = run.doc.value("details", nlohmann::json());
+  return out;
+}
+
 Owned nccl_candidate(const Topology& topology, const Collective& collective, const ReportFlags& f,
                      const std::vector<int64_t>& sizes) {
   std::cerr << "report: nccl...\n";
@@ -123,11 +165,25 @@ Owned nccl_candidate(const Topology& topology, const Collective& collective, con
 }
 
 int run_report(const ReportFlags& f) {
-  if (f.methods.empty() && f.xml_files.empty() && f.no_nccl) {
-    throw UserError("", "--method/--xml", "nothing to compare: give a method or a program");
+  if (f.methods.empty() && f.xml_files.empty() && f.from_files.empty() && f.no_nccl) {
+    throw UserError("", "--method/--xml/--from",
+                    "nothing to compare: give a method, a program or a synth run");
   }
-  const Topology topology = topologies::resolve_topology(f.topology);
-  const Collective collective = formats::resolve_collective(f.collective, topology.num_ranks, 1, 0);
+  std::vector<SynthRun> runs;
+  for (const std::string& path : f.from_files) runs.push_back(read_synth_run(path));
+  // Without -t / -c the first synth run's topology and collective.
+  const auto from_run = [&](const std::string& given, const char* key, const char* flag) {
+    if (!given.empty()) return given;
+    if (runs.empty() || !runs.front().doc.contains(key)) {
+      if (std::string(key) == "collective") return std::string("allgather");
+      throw UserError("", flag, "required (or give --from SYNTH.json)");
+    }
+    return runs.front().doc[key].get<std::string>();
+  };
+  const Topology topology =
+      topologies::resolve_topology(from_run(f.topology, "topology", "--topology"));
+  const Collective collective = formats::resolve_collective(
+      from_run(f.collective, "collective", "--collective"), topology.num_ranks, 1, 0);
   const std::vector<int64_t> sizes = parse_byte_list(f.sizes, "--size");
   if (sizes.empty()) throw UserError("", "--size", "no sizes given");
   std::vector<Owned> owned;
@@ -137,6 +193,9 @@ int run_report(const ReportFlags& f) {
   }
   for (const std::string& path : f.xml_files) {
     owned.push_back(xml_candidate(path, topology, collective, sizes));
+  }
+  for (const SynthRun& run : runs) {
+    owned.push_back(synth_run_candidate(run, topology, collective, sizes));
   }
   std::vector<plan::ReportCandidate> candidates;
   bool all_ok = true;
@@ -176,15 +235,20 @@ void add_report_command(CLI::App& app, CommandResult& result) {
       "and MSCCL XML programs with the nccl reference and the lower bound: time and busbw "
       "against size, link utilization on the topology, a timeline of links and threadblocks, "
       "verification verdicts and synthesis statistics");
-  cmd->add_option("-t,--topology", f->topology, "Built-in topology name or topology JSON file")
-      ->required();
+  cmd->add_option("-t,--topology", f->topology,
+                  "Built-in topology name or topology JSON file (default: the first --from "
+                  "run's)");
   cmd->add_option("-c,--collective", f->collective,
-                  "Built-in collective name or collective JSON file")
-      ->capture_default_str();
+                  "Built-in collective name or collective JSON file (default: the first --from "
+                  "run's, else allgather)");
   cmd->add_option("-m,--method", f->methods,
                   "Methods to synthesize and compare (registered names: tacos, sccl, ring, ...)")
       ->delimiter(',');
   cmd->add_option("--xml", f->xml_files, "MSCCL-IR XML programs to compare (repeatable)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--from", f->from_files,
+                  "ccsynth-synthesis documents of earlier `synth --json -o OUT.xml` runs: their "
+                  "programs, with the method's status and statistics (repeatable)")
       ->check(CLI::ExistingFile);
   cmd->add_option("-s,--size", f->sizes,
                   "Bytes per rank to simulate: a list (1K,1M) or a range MIN:MAX[:FACTOR]")

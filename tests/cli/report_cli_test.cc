@@ -33,7 +33,8 @@ size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The numbers in every `attribute="..."` of `html`, in order.
+// The numbers in every `attribute="..."` of `html`, in order (`attribute` is a regular
+// expression and may include the attributes before it).
 std::vector<double> attribute_values(const std::string& html, const std::string& attribute) {
   const std::regex pattern(attribute + "=\"([^\"]+)\"");
   std::vector<double> out;
@@ -147,6 +148,35 @@ TEST_F(ReportCli, NumbersMatchSimulateJson) {
     EXPECT_DOUBLE_EQ(busbws[i], r["busbw_gbps"].get<double>()) << i;
     EXPECT_DOUBLE_EQ(bounds[i], r["lower_bound_us"].get<double>()) << i;
   }
+}
+
+// `report --from` takes the topology, collective, program and statistics of a synth run.
+TEST_F(ReportCli, FromASynthRun) {
+  const std::string xml = (dir_ / "ring.xml").string();
+  std::string doc;
+  ASSERT_EQ(ccsynth("synth --method ring -t ring:4 -c allreduce --json -o " + xml, &doc), 0)
+      << err();
+  const fs::path run = dir_ / "synth.json";
+  std::ofstream(run) << doc;
+  const std::string page = (dir_ / "report.html").string();
+  ASSERT_EQ(ccsynth("report --from " + run.string() + " -s 1K,1M -o " + page), 0) << err();
+  const std::string html = read(page);
+  EXPECT_NE(html.find("<title>allreduce on ring:4</title>"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-candidate=\"ring\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-candidate=\"nccl\">"), std::string::npos);
+  EXPECT_EQ(count(html, "<polyline class=\"curve\""), 4u);
+  // The program's numbers are simulate's.
+  std::string sim_text;
+  ASSERT_EQ(ccsynth("simulate " + xml + " -t ring:4 -s 1K,1M --json", &sim_text), 0) << err();
+  const json sim = json::parse(sim_text);
+  const std::vector<double> times = attribute_values(html, "data-candidate=\"ring\" data-time-us");
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_DOUBLE_EQ(times[1], sim["results"][1]["time_us"].get<double>());
+  // Not a synth document, or one without a program: exit 2 naming the file.
+  const fs::path bad = dir_ / "bad.json";
+  std::ofstream(bad) << R"({"format": "ccsynth-demo"})";
+  EXPECT_EQ(ccsynth("report --from " + bad.string() + " -o " + page), 2);
+  EXPECT_NE(err().find("bad.json"), std::string::npos) << err();
 }
 
 TEST_F(ReportCli, SimulateWritesATraceOfTheLargestSize) {
