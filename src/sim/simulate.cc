@@ -518,7 +518,8 @@ class Simulator {
   void finish_at(int tb, double begin, double end, int64_t pred) {
     const TbState& state = tbs_[tb];
     if (record_) records_[state.base + state.progress] = Record{begin, end, pred};
-    if (timeline_) record_step(state, begin, end);
+    if (timeline_) [[unlikely]]
+      record_step(state, begin, end);
     events_.push(Event{end, seq_++, tb});
   }
 
@@ -540,7 +541,7 @@ class Simulator {
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
-      if (timeline_) {
+      if (timeline_) [[unlikely]] {
         timeline_->transfer(state.held, state.rank, state.local_id, state.transfer_start,
                             state.transfer_start + state.transfer_us);
       }
