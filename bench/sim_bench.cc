@@ -125,4 +125,22 @@ BENCHMARK_CAPTURE(BM_LowerBound, ring1024_allgather, "ring:1024", CollectiveKind
 
 }  // namespace
 
+// The cost of SimOptions::record_timeline: the pipelined ring of BM_RingAllgatherSlices
+// (without the critical path) with the timeline off (0) and on (1).
+void BM_RingAllgatherTimeline(benchmark::State& state) {
+  const Program program = sim::testing::ring_allgather(8, 4);
+  const Topology topology = topologies::make_builtin("ring:8");
+  sim::SimOptions options;
+  options.num_slices = 4096;
+  options.critical_path = false;
+  options.record_timeline = state.range(0) != 0;
+  sim::SimResult r;
+  for (auto _ : state) {
+    r = sim::simulate(program, topology, int64_t{1} << 30, options);
+    benchmark::DoNotOptimize(r.events);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_RingAllgatherTimeline)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();

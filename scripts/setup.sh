@@ -11,6 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   clang-format clang-tidy clang libclang-rt-dev
   help2man
+  chromium
   pybind11-dev python3-dev python3-pytest python3-setuptools python3-wheel python3-pip python3-venv
 )
 

@@ -27,6 +27,7 @@ struct BoundsOptions {
   int chunks = 1;
   int root = 0;
   bool json = false;
+  bool csv = false;
 };
 
 void run_bounds(const BoundsOptions& o) {
@@ -56,6 +57,15 @@ void run_bounds(const BoundsOptions& o) {
                                   {"cut_bound_us", b.cut_us},
                                   {"total_traffic_bound_us", b.total_traffic_us}}}};
     std::cout << doc.dump(2) << "\n";
+    return;
+  }
+  if (o.csv) {
+    plan::Table table{{"bytes", "latency_us", "ingress_egress_us", "cut_us", "total_traffic_us",
+                       "bandwidth_us", "launch_us", "lower_bound_us"},
+                      {}};
+    table.add(bytes, b.latency_us, b.ingress_egress_us, b.cut_us, b.total_traffic_us,
+              b.bandwidth_us, b.launch_us, b.lower_bound_us);
+    print_csv(table);
     return;
   }
   std::cout << fmt::format("{} on {} ({} ranks), {} per rank, protocol {}\n", collective.name,
@@ -101,6 +111,7 @@ void add_bounds_command(CLI::App& app, CommandResult& result) {
                   "Scale alpha and beta by this protocol's factors (Simple, LL, LL128)")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one ccsynth-bounds JSON document");
+  add_csv_flag(cmd, o->csv, "size");
   cmd->footer("See docs/bounds.md for the derivations. Exit codes: 0 ok, 2 bad input.");
   cmd->callback([o, &result] {
     run_bounds(*o);

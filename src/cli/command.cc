@@ -96,6 +96,15 @@ CLI::Validator number_check(bool (*accept)(double), const std::string& what) {
 }
 }  // namespace
 
+void add_csv_flag(CLI::App* command, bool& csv, const std::string& rows) {
+  CLI::Option* flag = command->add_flag("--csv", csv, "Print CSV, one line per " + rows);
+  for (CLI::Option* other : command->get_options()) {
+    if (other->check_lname("json")) flag->excludes(other);
+  }
+}
+
+void print_csv(const plan::Table& table) { std::cout << plan::to_csv(table); }
+
 Protocol parse_protocol_flag(const std::string& text) {
   const std::optional<Protocol> protocol = parse_protocol(text);
   if (!protocol) throw UserError("", "--proto", "expected Simple, LL or LL128, got '" + text + "'");

@@ -12,6 +12,7 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/program.h"
+#include "ccsynth/plan/report.h"
 
 namespace ccsynth::cli {
 
@@ -60,6 +61,12 @@ UserError in_user_terms(const UserError& error, const std::string& program_name,
 /// Reads a whole file, or throws UserError naming the path.
 std::string read_text_file(const std::string& path);
 
+/// Adds --csv to a verb that prints a table: `csv` is set, and --csv and --json (when the verb
+/// has it) exclude each other. `rows` says what one CSV line is.
+void add_csv_flag(CLI::App* command, bool& csv, const std::string& rows);
+/// Writes `table` to stdout as CSV (plan::to_csv).
+void print_csv(const plan::Table& table);
+
 /// The protocol named by --proto (Simple, LL, LL128), or UserError naming the flag.
 Protocol parse_protocol_flag(const std::string& text);
 
@@ -94,5 +101,6 @@ void add_pareto_command(CLI::App& app, CommandResult& result);
 void add_synth_command(CLI::App& app, CommandResult& result);
 void add_demo_command(CLI::App& app, CommandResult& result);
 void add_run_command(CLI::App& app, CommandResult& result);
+void add_report_command(CLI::App& app, CommandResult& result);
 
 }  // namespace ccsynth::cli

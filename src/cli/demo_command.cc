@@ -19,6 +19,7 @@
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/html_report.h"
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/plan/report.h"
 #include "ccsynth/runtime/harness.h"
@@ -41,7 +42,9 @@ struct DemoOptions {
   std::vector<int> instances = {1, 2, 4};
   int max_sccl_ranks = 16;
   std::string output_dir;
+  std::string report;
   bool json = false;
+  bool csv = false;
 };
 
 // One algorithm the demo compares: how it was made, how long that took, what became of it.
@@ -231,12 +234,29 @@ void write_programs(const std::vector<Candidate>& candidates, const std::string&
   }
 }
 
+// The HTML page of the run (plan/html_report.h): every candidate, skipped ones included.
+void write_report(const std::vector<Candidate>& candidates, const Topology& topology,
+                  const Collective& collective, const std::string& path) {
+  std::vector<plan::ReportCandidate> shown;
+  for (const Candidate& c : candidates) {
+    plan::ReportCandidate r;
+    r.name = c.name;
+    r.evaluated = c.evaluated.get();
+    r.skipped = c.skipped;
+    r.synthesis_seconds = c.synth_seconds;
+    shown.push_back(std::move(r));
+  }
+  write_text_file(path, plan::html_report(topology, collective, shown));
+  std::cerr << "demo: wrote report " << path << "\n";
+}
+
 int run_demo(const DemoOptions& o) {
   const Topology topology = topologies::resolve_topology(o.topology);
   const Collective collective = formats::resolve_collective(o.collective, topology.num_ranks, 1, 0);
   const std::vector<int64_t> sizes = parse_byte_list(o.sizes, "--size");
   const std::vector<Candidate> candidates = make_candidates(topology, collective, o, sizes);
   if (!o.output_dir.empty()) write_programs(candidates, o.output_dir);
+  if (!o.report.empty()) write_report(candidates, topology, collective, o.report);
 
   std::vector<std::string> names;
   std::vector<const plan::Evaluated*> verified;
@@ -258,6 +278,10 @@ int run_demo(const DemoOptions& o) {
                           {"best", plan::best_json(names, verified)}};
     for (const Candidate& c : candidates) doc["candidates"].push_back(candidate_json(c));
     std::cout << doc.dump(2) << "\n";
+    return all_ok ? kExitOk : kExitCheckFailed;
+  }
+  if (o.csv) {
+    print_csv(plan::results_rows(names, verified));
     return all_ok ? kExitOk : kExitCheckFailed;
   }
   std::cout << fmt::format("{} on {}: {} ranks, {} links{}\n", collective.name, topology.name,
@@ -304,7 +328,11 @@ void add_demo_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--output-dir", o->output_dir, "write every verified program as DIR/NAME.xml");
+  cmd->add_option("--report", o->report,
+                  "write the run as one self-contained HTML page (charts, link utilization, "
+                  "timeline; docs/formats.md \"HTML report\")");
   cmd->add_flag("--json", o->json, "print one JSON document on stdout");
+  add_csv_flag(cmd, o->csv, "size and candidate (the results table)");
   cmd->callback([o, &result] { result.exit_code = run_demo(*o); });
 }
 

@@ -41,6 +41,7 @@ int run(int argc, char** argv) {
   add_pareto_command(app, result);
   add_run_command(app, result);
   check_verb(app, argc, argv);
+  add_report_command(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -27,6 +27,7 @@ struct ParetoFlags {
   int max_chunks = 0;
   bool full_model = false;
   bool json = false;
+  bool csv = false;
 };
 
 std::string ratio_text(const synth::Ratio& r) {
@@ -93,6 +94,17 @@ int run_pareto(const ParetoFlags& f) {
                                 {"frontier", frontier},
                                 {"attempts", attempts}};
     std::cout << doc.dump(2) << "\n";
+  } else if (f.csv) {
+    plan::Table table{{"chunks", "steps", "rounds", "bandwidth_cost", "latency_optimal",
+                       "bandwidth_optimal", "seconds", "ops", "verified"},
+                      {}};
+    for (const nlohmann::json& p : frontier) {
+      table.add(p["chunks"].get<int>(), p["steps"].get<int>(), p["rounds"].get<int>(),
+                p["bandwidth_cost"].get<double>(), p["latency_optimal"].get<bool>(),
+                p["bandwidth_optimal"].get<bool>(), p["seconds"].get<double>(),
+                p["ops"].get<size_t>(), p["verified"].get<bool>());
+    }
+    print_csv(table);
   } else {
     std::cout << fmt::format(
         "{} on {} (k = {}): latency bound {} steps, bandwidth bound R/C >= {}; {} in {:.2f} s\n",
@@ -146,6 +158,7 @@ void add_pareto_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--full-model", f->full_model,
                 "model every link of amdz52 instead of SCCL's ring (sec. 5.2.2)");
   cmd->add_flag("--json", f->json, "print one JSON document (field frontier) on stdout");
+  add_csv_flag(cmd, f->csv, "frontier point");
   cmd->callback([f, &result] { result.exit_code = run_pareto(*f); });
 }
 

@@ -15,6 +15,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/trace.h"
 #include "ccsynth/runtime/harness.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/verify/verify_program.h"
@@ -47,6 +48,7 @@ runtime::HarnessOptions harness_options(const RunOptions& o) {
   h.exec.fifo_slots = o.fifo_slots;
   h.exec.workers = o.workers;
   h.exec.timeout_s = o.timeout_s;
+  h.exec.record_timeline = !o.trace.empty();
   h.inplace = o.inplace;
   h.check = o.check;
   h.iters = o.iters;
@@ -158,6 +160,15 @@ int run_mpi_command(const RunOptions& o, const Program&) {
 #endif
 
 namespace {
+plan::Table csv_table(const RunOptions& o, const Outcome& out) {
+  const runtime::HarnessResult& r = out.result;
+  plan::Table table{{"bytes", "iters", "time_us", "min_time_us", "algbw_gbps", "busbw_gbps",
+                     "slices", "workers", "ok", "checked", "mismatches"},
+                    {}};
+  table.add(r.bytes, o.iters, r.time_us, r.min_time_us, out.algbw_gbps, out.busbw_gbps, r.slices,
+            r.workers, r.ok, r.checked, r.mismatches);
+  return table;
+}
 
 int run_command(const RunOptions& o) {
   if (o.file.empty() && !o.memcpy) {
@@ -184,8 +195,13 @@ int run_command(const RunOptions& o) {
   validate_structure(program, o.file);
   if (o.mpi) return run_mpi_command(o, program);
   const Outcome out = run_file(o, program);
+  if (!o.trace.empty() && !out.result.timeline.empty()) {
+    write_text_file(o.trace, plan::trace_json(out.result.timeline, program).dump());
+  }
   if (o.json) {
     std::cout << to_json(o, &program, &out, memcpy_gbps).dump(2) << "\n";
+  } else if (o.csv) {
+    print_csv(csv_table(o, out));
   } else {
     print_table(o, program, out);
     if (memcpy_gbps) std::cout << fmt::format("memcpy bandwidth: {:.3f} GB/s\n", *memcpy_gbps);
@@ -221,6 +237,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "ulp-based tolerance for floats); exit 1 when wrong");
   cmd->add_flag("--inplace", o->inplace, "In-place call (NCCL buffer layout)");
   cmd->add_flag("--json", o->json, "Print one ccsynth-run JSON document");
+  add_csv_flag(cmd, o->csv, "run");
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")
       ->check(kNonNegative);
   cmd->add_option("--slice-bytes", o->slice_bytes,
@@ -239,6 +256,9 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--mpi", o->mpi,
                 "Run on the MPI runtime: start with `mpirun -np N ccsynth run FILE --mpi`; the "
                 "program's ranks are spread over the N processes (docs/mpi.md)");
+  cmd->add_option("--trace", o->trace,
+                  "Write the last run's steps and messages as Chrome trace-event JSON "
+                  "(wall-clock; Perfetto, chrome://tracing; docs/formats.md)");
   cmd->add_flag("--memcpy", o->memcpy, "Also measure this machine's memcpy bandwidth");
   cmd->add_option("--memcpy-bytes", o->memcpy_bytes, "Buffer size of the memcpy measurement")
       ->capture_default_str();

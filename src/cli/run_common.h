@@ -35,6 +35,8 @@ struct RunOptions {
   bool memcpy = false;
   std::string memcpy_bytes = "256M";
   bool mpi = false;  // run on the MPI runtime (every process of the job runs this command)
+  bool csv = false;
+  std::string trace;  // Chrome trace-event JSON of the last run (CPU runtime)
 };
 
 /// A run's result with its bandwidths (nccl-tests conventions).

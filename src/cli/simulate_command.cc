@@ -13,6 +13,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/trace.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/topologies/library.h"
@@ -34,6 +35,7 @@ struct SimulateOptions {
   double memory_gbps = sim::SimOptions{}.memory_bandwidth_gbps;
   bool show_links = false;
   bool show_critical_path = false;
+  std::string trace;
 };
 
 struct Row {
@@ -123,17 +125,17 @@ void print_table(const SimulateOptions& o, const Program& p, const Collective& c
   }
 }
 
-void print_csv(const std::vector<Row>& rows) {
-  std::cout << "bytes,time_us,algbw_gbps,busbw_gbps,lower_bound_us,ratio_to_bound\n";
+plan::Table csv_table(const std::vector<Row>& rows) {
+  plan::Table table{
+      {"bytes", "time_us", "algbw_gbps", "busbw_gbps", "lower_bound_us", "ratio_to_bound"}, {}};
   for (const Row& row : rows) {
-    std::cout << fmt::format("{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f}\n", row.result.bytes,
-                             row.result.time_us, row.result.algbw_gbps, row.result.busbw_gbps,
-                             row.bound.lower_bound_us, row.ratio);
+    table.add(row.result.bytes, row.result.time_us, row.result.algbw_gbps, row.result.busbw_gbps,
+              row.bound.lower_bound_us, row.ratio);
   }
+  return table;
 }
 
 void run_simulate(const SimulateOptions& o) {
-  if (o.json && o.csv) throw UserError("", "--json/--csv", "choose one output format");
   const Program program = formats::read_msccl_xml_file(o.file);
   validate_structure(program, o.file);
   const Topology topology = topologies::resolve_topology(o.topology);
@@ -155,6 +157,8 @@ void run_simulate(const SimulateOptions& o) {
   std::vector<Row> rows;
   for (int64_t bytes : sizes) {
     if (progress) std::cerr << fmt::format("\rsimulating {}...   ", format_bytes(bytes));
+    // The trace is of the largest (last) size, like --links and --critical-path.
+    options.record_timeline = !o.trace.empty() && bytes == sizes.back();
     Row row;
     try {
       row.result = sim::simulate(program, topology, bytes, options);
@@ -167,10 +171,13 @@ void run_simulate(const SimulateOptions& o) {
     rows.push_back(std::move(row));
   }
   if (progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+  if (!o.trace.empty()) {
+    write_text_file(o.trace, plan::trace_json(rows.back().result, program, topology).dump());
+  }
   if (o.json) {
     std::cout << to_json(o, program, collective, topology, rows).dump(2) << "\n";
   } else if (o.csv) {
-    print_csv(rows);
+    print_csv(csv_table(rows));
   } else {
     print_table(o, program, collective, topology, rows);
   }
@@ -196,7 +203,7 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
                   "Collective for the bound: built-in name or collective JSON file (default: "
                   "implied by the program's coll, ngpus and buffer sizes)");
   cmd->add_flag("--json", o->json, "Print one ccsynth-simulation JSON document");
-  cmd->add_flag("--csv", o->csv, "Print CSV (one row per size)");
+  add_csv_flag(cmd, o->csv, "size");
   cmd->add_flag("--no-pipelining", o->no_pipelining,
                 "One slice per chunk (SCCL's synchronous cost model)");
   cmd->add_option("--slices", o->slices, "Exactly this many slices per chunk (0 = by protocol)")
@@ -208,6 +215,9 @@ void add_simulate_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--links", o->show_links, "Table: per-link busy time at the largest size");
   cmd->add_flag("--critical-path", o->show_critical_path,
                 "Table: the critical path at the largest size");
+  cmd->add_option("--trace", o->trace,
+                  "Write the largest size's timeline as Chrome trace-event JSON (Perfetto, "
+                  "chrome://tracing; docs/formats.md)");
   cmd->footer(
       "Sizes are per-rank input bytes; algbw/busbw follow nccl-tests. See "
       "docs/simulator.md and docs/bounds.md.\nExit codes: 0 ok, 2 bad input (including a "

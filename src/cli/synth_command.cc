@@ -38,6 +38,7 @@ struct SynthFlags {
   std::string output;
   std::string algorithm_output;
   bool json = false;
+  bool csv = false;
 };
 
 // The planner request of the command line; `command` tells given flags from defaults.
@@ -84,9 +85,10 @@ int print_failure(const plan::PlanResult& result, const SynthFlags& f) {
                                 {"details", result.synthesis.stats}};
     std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << (result.synthesis.status == SynthStatus::kInfeasible ? "unsatisfiable" : status)
-              << ": no algorithm found\n";
-    if (!result.synthesis.stats.empty()) std::cout << result.synthesis.stats.dump(2) << "\n";
+    std::ostream& out = f.csv ? std::cerr : std::cout;  // CSV: stdout holds rows only
+    out << (result.synthesis.status == SynthStatus::kInfeasible ? "unsatisfiable" : status)
+        << ": no algorithm found\n";
+    if (!result.synthesis.stats.empty()) out << result.synthesis.stats.dump(2) << "\n";
   }
   return kExitCheckFailed;
 }
@@ -107,6 +109,18 @@ void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
   std::cout << doc.dump(2) << "\n";
 }
 
+// The method's program and the nccl reference, as the results table compares them.
+std::pair<std::vector<std::string>, std::vector<const plan::Evaluated*>> compared(
+    const plan::PlanResult& r, const SynthFlags& f) {
+  std::vector<std::string> names = {f.method};
+  std::vector<const plan::Evaluated*> rows = {&*r.program};
+  if (r.nccl && r.nccl->ok() && f.method != "nccl") {
+    names.push_back("nccl");
+    rows.push_back(&*r.nccl);
+  }
+  return {names, rows};
+}
+
 void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology) {
   const Algorithm& a = r.program->algorithm;
   std::cout << fmt::format("{} {} on {}: {} in {:.2f} s, {} steps, {} ops\n", f.method,
@@ -120,12 +134,7 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
   }
   std::cout << "verified: algorithm and program correct ("
             << plan::variant_description(r.program->options) << ")\n";
-  std::vector<std::string> names = {f.method};
-  std::vector<const plan::Evaluated*> rows = {&*r.program};
-  if (r.nccl && r.nccl->ok() && f.method != "nccl") {
-    names.push_back("nccl");
-    rows.push_back(&*r.nccl);
-  }
+  const auto [names, rows] = compared(r, f);
   std::cout << plan::results_table(names, rows);
   if (!f.output.empty()) std::cout << "wrote " << f.output << "\n";
 }
@@ -151,6 +160,13 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
   const ReportOnStderr report_elsewhere(f.output == "-" || f.algorithm_output == "-");
   if (f.json) {
     print_json(result, f, request.topology);
+  } else if (f.csv && result.ok()) {
+    const auto [names, rows] = compared(result, f);
+    print_csv(plan::results_rows(names, rows));
+  } else if (f.csv) {
+    std::cerr << "verification FAILED:\n"
+              << result.program->algorithm_report.summary()
+              << result.program->program_report.summary();
   } else {
     print_text(result, f, request.topology);
   }
@@ -206,6 +222,7 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
                   "also write the synthesized algorithm as ccsynth-algorithm JSON (input of "
                   "`ccsynth compile`), even when verification fails");
   cmd->add_flag("--json", f->json, "print one JSON document (ccsynth-synthesis) on stdout");
+  add_csv_flag(cmd, f->csv, "size and program (the results table)");
   add_method_flags(*cmd, all_methods());
   cmd->footer(
       "A flag of another method than --method is an error. Exit codes: 0 written, 1 no "

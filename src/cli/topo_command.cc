@@ -22,6 +22,7 @@ struct TopoOptions {
   std::string topology;
   std::string output;
   bool json = false;
+  bool csv = false;
   bool diameter = false;
 };
 
@@ -169,6 +170,12 @@ void run_list(const TopoOptions& options) {
               << "\n";
     return;
   }
+  if (options.csv) {
+    plan::Table table{{"name", "description"}, {}};
+    for (const auto& info : catalog) table.add(info.name, info.description);
+    print_csv(table);
+    return;
+  }
   for (const auto& info : catalog)
     std::cout << fmt::format("{:<15} {}\n", info.name, info.description);
   std::cout << "\nShapes take '@' parameters, e.g. mesh2d:4x4@alpha=0.5,gbps=50 or "
@@ -176,11 +183,29 @@ void run_list(const TopoOptions& options) {
                "beta, lanes). See docs/topologies.md.\n";
 }
 
+// The link and switch groups of the summary as one table: a switch group's lanes are its
+// ports and its beta is per port.
+plan::Table connection_groups(const Topology& t) {
+  plan::Table table{
+      {"type", "kind", "lanes_or_ports", "alpha_us", "beta_us_per_mb", "gbps", "count"}, {}};
+  for (const LinkGroup& g : group_links(t)) {
+    table.add("link", g.kind, g.lanes, g.alpha_us, g.beta_us_per_mb,
+              gbps_from_beta(g.beta_us_per_mb), g.count);
+  }
+  for (const SwitchGroup& g : group_switches(t)) {
+    table.add("switch", g.kind, g.ports, g.alpha_us, g.port_beta_us_per_mb,
+              gbps_from_beta(g.port_beta_us_per_mb), g.count);
+  }
+  return table;
+}
+
 void run_show(const TopoOptions& options) {
   const Topology t = topologies::resolve_topology(options.topology);
   const int diameter = diameter_of(t, options.diameter);
   if (options.json) {
     std::cout << summary_json(t, diameter).dump(2) << "\n";
+  } else if (options.csv) {
+    print_csv(connection_groups(t));
   } else {
     print_summary(t, diameter, std::cout);
   }
@@ -213,6 +238,7 @@ void add_topo_command(CLI::App& app, CommandResult& result) {
 
   CLI::App* list = topo->add_subcommand("list", "List the built-in topologies and name patterns");
   list->add_flag("--json", options->json, "Print one JSON document");
+  add_csv_flag(list, options->csv, "topology");
   list->callback([options, &result] {
     run_list(*options);
     result.exit_code = kExitOk;
@@ -225,6 +251,7 @@ void add_topo_command(CLI::App& app, CommandResult& result) {
   show->add_option("topology", options->topology, "Built-in name or topology JSON file")
       ->required();
   show->add_flag("--json", options->json, "Print one JSON document (ccsynth-topology-summary)");
+  add_csv_flag(show, options->csv, "group of equal links or switches");
   show->add_flag(
       "--diameter", options->diameter,
       fmt::format("Compute the diameter even above {} ranks (all-pairs BFS)", kDiameterRankLimit));

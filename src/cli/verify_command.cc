@@ -31,6 +31,7 @@ constexpr size_t kMaxDialectIssues = 100;
 struct VerifyOptions {
   std::string file;
   bool json = false;
+  bool csv = false;
   std::string collective;
   std::optional<int> root;  // unset: the program's (0)
   std::string dialect = "executor";
@@ -152,6 +153,12 @@ int run_verify(const VerifyOptions& o) {
   report.violations.insert(report.violations.end(), run.violations.begin(), run.violations.end());
   if (o.json) {
     print_json(o, report);
+  } else if (o.csv) {
+    plan::Table table{{"kind", "rank", "threadblock", "step", "message"}, {}};
+    for (const verify::Violation& v : report.violations) {
+      table.add(verify::to_string(v.kind), v.rank, v.threadblock, v.step, v.message);
+    }
+    print_csv(table);
   } else {
     print_table(o, doc.program, collective, target, report);
   }
@@ -170,6 +177,7 @@ void add_verify_command(CLI::App& app, CommandResult& result) {
       ->required();
   cmd->add_flag("--json", options->json,
                 "Print one JSON document (ccsynth-verification, docs/formats.md)");
+  add_csv_flag(cmd, options->csv, "violation (none: the header only)");
   cmd->add_option("--collective,-c", options->collective,
                   "Collective to check against: a built-in name (allgather, ..., alltonext) or "
                   "a collective JSON file (default: implied by the file's coll and buffer sizes; "

@@ -24,6 +24,16 @@ std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collec
   return out;
 }
 
+// Simulates a verified program at every size.
+void simulate_sizes(Evaluated& out, const EvaluateOptions& o, const std::vector<double>& bounds) {
+  if (!out.program_report.ok()) return;
+  for (size_t i = 0; i < o.sizes.size(); ++i) {
+    const sim::SimResult sim = sim::simulate(out.program, *o.topology, o.sizes[i]);
+    out.results.push_back({o.sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
+                           out.options.instances, out.options.fuse, out.options.schedule_order});
+  }
+}
+
 // Compiles an already verified algorithm with `options`, verifies the program and, when it is
 // correct, simulates it at every size.
 void compile_and_simulate(Evaluated& out, const compiler::CompileOptions& options,
@@ -35,12 +45,7 @@ void compile_and_simulate(Evaluated& out, const compiler::CompileOptions& option
   const Collective replicated =
       compiler::replicate_collective(out.algorithm.collective, options.instances);
   out.program_report = verify::verify_program(out.program, {&replicated, o.fifo_slots});
-  if (!out.program_report.ok()) return;
-  for (size_t i = 0; i < o.sizes.size(); ++i) {
-    const sim::SimResult sim = sim::simulate(out.program, *o.topology, o.sizes[i]);
-    out.results.push_back({o.sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
-                           options.instances, options.fuse, options.schedule_order});
-  }
+  simulate_sizes(out, o, bounds);
 }
 
 std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& space) {
@@ -117,6 +122,22 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   if (!best && last_failure) throw *last_failure;
   CCSYNTH_CHECK(best.has_value()) << "evaluate_variants needs at least one variant";
   return std::move(*best);
+}
+
+Evaluated evaluate_program(const Program& program, const Collective& collective,
+                           const EvaluateOptions& o) {
+  if (!o.sizes.empty() && o.topology == nullptr) {
+    throw UserError("", "topology", "simulating at a size needs a topology");
+  }
+  Evaluated out;
+  out.algorithm.name = program.name;
+  out.algorithm.collective = collective;
+  out.program = program;
+  out.options.name = program.name;
+  out.compiled = true;
+  out.program_report = verify::verify_program(program, {&collective, o.fifo_slots});
+  simulate_sizes(out, o, o.sizes.empty() ? std::vector<double>{} : bounds_at(o, collective));
+  return out;
 }
 
 Evaluated evaluate(const Algorithm& algorithm, const compiler::CompileOptions& options,

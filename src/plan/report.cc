@@ -155,6 +155,44 @@ std::string results_table(const std::vector<std::string>& names,
   return out;
 }
 
+namespace {
+
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (const char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string out;
+  for (size_t i = 0; i < cells.size(); ++i) out += (i == 0 ? "" : ",") + csv_cell(cells[i]);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string to_csv(const Table& table) {
+  std::string out = csv_line(table.columns);
+  for (const std::vector<std::string>& row : table.rows) out += csv_line(row);
+  return out;
+}
+
+Table results_rows(const std::vector<std::string>& names,
+                   const std::vector<const Evaluated*>& evaluated) {
+  Table table{{"size_bytes", "program", "time_us", "busbw_gbps", "lower_bound_us", "best"}, {}};
+  const std::vector<BestAtSize> best = best_per_size(names, evaluated);
+  for (size_t i = 0; i < best.size(); ++i) {
+    for (size_t k = 0; k < evaluated.size(); ++k) {
+      if (i >= evaluated[k]->results.size()) continue;
+      const SizedResult& r = evaluated[k]->results[i];
+      table.add(r.bytes, names[k], r.time_us, r.busbw_gbps, r.lower_bound_us,
+                static_cast<int>(k) == best[i].best);
+    }
+  }
+  return table;
+}
+
 std::string variant_description(const compiler::CompileOptions& options) {
   return fmt::format("compiled with {} instance{}, fusion {}{}", options.instances,
                      options.instances == 1 ? "" : "s", options.fuse ? "on" : "off",

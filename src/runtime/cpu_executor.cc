@@ -104,6 +104,7 @@ struct CpuExecutor::Impl {
   SliceShape shape;
   std::vector<RankBases> bases;  // per rank: input, output, scratch
   Clock::time_point deadline;
+  Clock::time_point run_start;
 
   std::mutex mu;
   std::condition_variable cv;
@@ -113,6 +114,7 @@ struct CpuExecutor::Impl {
   bool stop = false;
   std::string error;
   int64_t step_instances = 0;
+  std::vector<ExecStep> timeline;  // ExecOptions::record_timeline
 
   // Persistent pool threads (workers beyond the calling thread), kept between runs so a run
   // never waits for a thread to be created or first scheduled.
@@ -403,8 +405,11 @@ struct CpuExecutor::Impl {
       tbs[t].running = true;
       ++running;
       lock.unlock();
+      const Clock::time_point began = options.record_timeline ? Clock::now() : Clock::time_point{};
       execute(t, claim);
+      const Clock::time_point ended = options.record_timeline ? Clock::now() : Clock::time_point{};
       lock.lock();
+      if (options.record_timeline) record(t, claim, began, ended);
       commit(t, claim);
       --running;
       tbs[t].running = false;
@@ -416,6 +421,16 @@ struct CpuExecutor::Impl {
       }
       if (ready.empty() && running == 0) cv.notify_all();  // let a waiter detect the deadlock
     }
+  }
+
+  // Appends the step instance `claim` of threadblock t to the timeline; `lock` holds mu.
+  void record(int t, const Claim& claim, Clock::time_point began, Clock::time_point ended) {
+    const TbState& s = tbs[t];
+    const auto since_start = [&](Clock::time_point at) {
+      return std::chrono::duration<double, std::micro>(at - run_start).count();
+    };
+    timeline.push_back({s.rank, s.id, static_cast<int>(claim.instance % s.num_steps),
+                        claim.instance / s.num_steps, since_start(began), since_start(ended)});
   }
 
   // ---- one run ------------------------------------------------------------------------------
@@ -473,6 +488,7 @@ struct CpuExecutor::Impl {
     stop = false;
     error.clear();
     step_instances = 0;
+    timeline.clear();
     for (size_t t = 0; t < tbs.size(); ++t) {
       TbState& s = tbs[t];
       s.progress = 0;
@@ -512,6 +528,7 @@ struct CpuExecutor::Impl {
     workers =
         std::max(1, std::min<int>(workers, static_cast<int>(std::max<size_t>(1, tbs.size()))));
     const Clock::time_point start = Clock::now();
+    run_start = start;
     // Clamped: a limit of 1e10 s would overflow the clock's nanoseconds (and a year is
     // no limit in practice).
     constexpr double kLongestTimeoutS = 365.0 * 24 * 3600;
@@ -537,6 +554,7 @@ struct CpuExecutor::Impl {
     result.chunk_elems = shape.chunk_elems;
     result.step_instances = step_instances;
     result.workers = workers;
+    result.timeline = std::move(timeline);
     if (error.empty()) error = leftover_messages();
     result.ok = error.empty();
     result.error = error;

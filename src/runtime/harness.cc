@@ -457,6 +457,7 @@ HarnessResult run_iterations(RunBuffers& buffers, int64_t bytes, const HarnessOp
     ExecResult r = run_once();
     result.slices = r.slices;
     result.workers = r.workers;
+    if (options.exec.record_timeline) result.timeline = r.timeline;
     if (!r.ok) {
       result.ok = false;
       result.message = r.error;

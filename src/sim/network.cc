@@ -189,27 +189,38 @@ double Network::us_per_byte(int route) const {
   return out;
 }
 
-std::vector<LinkUsage> Network::usage(double time_us) const {
-  std::vector<LinkUsage> out;
-  auto add = [&](int src, int dst, int group) {
-    double busy = group_busy_[group];
-    // A port still held at the end (cannot happen after a full run) counts until time_us.
-    if (group_shared_[group] && group_active_[group] > 0) busy += time_us - group_since_[group];
-    const double capacity = time_us * group_lanes_[group];
-    out.push_back(LinkUsage{src, dst, busy, capacity > 0.0 ? busy / capacity : 0.0});
-  };
+template <typename Visit>
+void Network::for_each_reported_group(Visit&& visit) const {
   for (size_t i = 0; i < topology_.links.size(); ++i) {
-    add(topology_.links[i].src, topology_.links[i].dst, static_cast<int>(i));
+    visit(topology_.links[i].src, topology_.links[i].dst, static_cast<int>(i));
   }
   for (size_t s = 0; s < topology_.switches.size(); ++s) {
     for (const std::vector<int>& port : topology_.switches[s].port_members()) {
       const int r = port.empty() ? -1 : port.front();  // a shared port once, as its first rank
       if (r < 0 || r >= topology_.num_ranks) continue;
-      add(r, -1, switch_egress_group_[s][r]);
-      add(-1, r, switch_egress_group_[s][r] + 1);
+      visit(r, -1, switch_egress_group_[s][r]);
+      visit(-1, r, switch_egress_group_[s][r] + 1);
     }
   }
+}
+
+std::vector<LinkUsage> Network::usage(double time_us) const {
+  std::vector<LinkUsage> out;
+  for_each_reported_group([&](int src, int dst, int group) {
+    double busy = group_busy_[group];
+    // A port still held at the end (cannot happen after a full run) counts until time_us.
+    if (group_shared_[group] && group_active_[group] > 0) busy += time_us - group_since_[group];
+    const double capacity = time_us * group_lanes_[group];
+    out.push_back(LinkUsage{src, dst, busy, capacity > 0.0 ? busy / capacity : 0.0});
+  });
   return out;
+}
+
+std::vector<int> Network::usage_index() const {
+  std::vector<int> index(group_capacity_.size(), -1);
+  int next = 0;
+  for_each_reported_group([&](int, int, int group) { index[group] = next++; });
+  return index;
 }
 
 }  // namespace ccsynth::sim

@@ -63,9 +63,14 @@ class Network {
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
   std::vector<LinkUsage> usage(double time_us) const;
+  /// Per group, its index in usage() (every group is reported once).
+  std::vector<int> usage_index() const;
 
  private:
   int add_group(int capacity, int lanes, double beta_us_per_byte, bool shared);
+  /// Calls visit(src, dst, group) for every group in usage() order.
+  template <typename Visit>
+  void for_each_reported_group(Visit&& visit) const;
   std::vector<int> hops_of(const Connection& connection) const;
   /// The single-hop connection src -> dst with Topology::connection's choice (the cheaper per
   /// byte of the link and the switches), without scanning every link.

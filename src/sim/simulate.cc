@@ -7,12 +7,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <tuple>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "network.h"
+#include "timeline.h"
 
 namespace ccsynth::sim {
 
@@ -359,6 +361,7 @@ class Simulator {
   void allocate_records() {
     record_ = options_.critical_path && instances_ <= kMaxRecordedInstances;
     if (record_) records_.assign(instances_, Record{});
+    if (options_.record_timeline) timeline_.emplace(options_.timeline_limit);
     dep_waiters_.assign(tbs_.size(), {});
   }
 
@@ -443,6 +446,7 @@ class Simulator {
     ++conn.sent;
     const int64_t first_pred = now > state.pending_begin ? pred : state.pending_pred;
     const Route& route = network_.routes()[conn.route];
+    state.transfer_start = now;
     if (route.shared.empty()) {
       // Links only: the transfer has its lanes to itself, so its end is known now.
       state.transfer_us = state.pending_cost;
@@ -452,7 +456,6 @@ class Simulator {
     }
     // Through switch ports: alpha first (concurrently with the port's other transfers), then
     // the bytes at a share of the bandwidth that changes as transfers start and finish.
-    state.transfer_start = now;
     state.transfer_pred = first_pred;
     events_.push(
         Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd, 0});
@@ -522,7 +525,14 @@ class Simulator {
   void finish_at(int tb, double begin, double end, int64_t pred) {
     const TbState& state = tbs_[tb];
     if (record_) records_[state.base + state.progress] = Record{begin, end, pred};
+    if (timeline_) [[unlikely]]
+      record_step(state, begin, end);
     events_.push(Event{end, seq_++, tb});
+  }
+
+  void record_step(const TbState& state, double begin, double end) {
+    timeline_->step(state.rank, state.local_id, state.step, state.slice,
+                    steps_[state.first_step + state.step].type, begin, end);
   }
 
   void complete(int tb) {
@@ -538,6 +548,10 @@ class Simulator {
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
+      if (timeline_) [[unlikely]] {
+        timeline_->transfer(state.held, state.rank, state.local_id, state.transfer_start,
+                            state.transfer_start + state.transfer_us);
+      }
       network_.release(&state.held, state.transfer_us, now_, &freed_groups_);
       for (int group : freed_groups_) {
         for (int waiter = network_.pop_waiter(group); waiter >= 0;
@@ -585,7 +599,7 @@ class Simulator {
     }
   }
 
-  SimResult result() const {
+  SimResult result() {
     SimResult out;
     out.bytes = bytes_;
     out.time_us = now_;
@@ -600,6 +614,7 @@ class Simulator {
     }
     out.links = network_.usage(now_);
     if (record_) out.critical_path = critical_path();
+    if (timeline_) out.timeline = timeline_->finish(network_);
     return out;
   }
 
@@ -668,6 +683,7 @@ class Simulator {
   int64_t last_instance_ = -1;
   bool record_ = false;
   std::vector<Record> records_;
+  std::optional<TimelineRecorder> timeline_;  // SimOptions::record_timeline
 };
 
 }  // namespace

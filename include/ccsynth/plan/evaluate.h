@@ -68,6 +68,12 @@ VariantSpace single_variant(const compiler::CompileOptions& options);
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
                             const VariantSpace& space, const EvaluateOptions& options);
 
+/// A program made elsewhere (an MSCCL XML file): verified against `collective` and, when
+/// correct, simulated at every size. Its algorithm is empty but for name and collective (no
+/// algorithm verdict), its options are the defaults.
+Evaluated evaluate_program(const Program& program, const Collective& collective,
+                           const EvaluateOptions& options);
+
 /// evaluate_variants with exactly `options`' compilation.
 Evaluated evaluate(const Algorithm& algorithm, const compiler::CompileOptions& options,
                    const EvaluateOptions& evaluate_options);

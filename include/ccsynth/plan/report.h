@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ccsynth/core/program.h"
@@ -51,6 +52,28 @@ nlohmann::json best_json(const std::vector<std::string>& names,
 /// fastest program with its busbw, its ratio to the bound and its speedup over "nccl".
 std::string results_table(const std::vector<std::string>& names,
                           const std::vector<const Evaluated*>& evaluated);
+
+/// Rows of cells under named columns: what a verb prints with --csv (to_csv), for plots in
+/// other tools. Numbers are written in the shortest form that reads back to the same value.
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+
+  /// Appends a row of one cell per column, each formatted with fmt's "{}".
+  template <typename... Cells>
+  void add(const Cells&... cells) {
+    rows.push_back({fmt::format("{}", cells)...});
+  }
+};
+
+/// CSV (RFC 4180): the column names, then one line per row; a cell holding a comma, a quote or
+/// a line break is quoted, its quotes doubled.
+std::string to_csv(const Table& table);
+
+/// results_table() as rows: per size and program the time, busbw and lower bound, with the
+/// fastest program's name ("size_bytes,program,time_us,busbw_gbps,lower_bound_us,best").
+Table results_rows(const std::vector<std::string>& names,
+                   const std::vector<const Evaluated*>& evaluated);
 
 /// "compiled with N instance(s), fusion on|off[, in start-time order]".
 std::string variant_description(const compiler::CompileOptions& options);

@@ -49,6 +49,19 @@ struct ExecOptions {
   int workers = 0;
   /// Wall-clock limit of one run in seconds; the run fails with the waiting steps named.
   double timeout_s = 60.0;
+  /// Record ExecResult::timeline (two clock reads per step instance); off by default.
+  bool record_timeline = false;
+};
+
+/// One step instance as a run executed it (ExecOptions::record_timeline): wall-clock
+/// microseconds from the start of the run, from when a worker took it to when its data moved.
+struct ExecStep {
+  int rank = 0;
+  int threadblock = 0;  // index within the rank
+  int step = 0;         // index within the threadblock
+  int64_t slice = 0;
+  double start_us = 0.0;
+  double end_us = 0.0;
 };
 
 /// Outcome of one run. Failures of the program itself (deadlock, timeout, a receive whose
@@ -57,11 +70,12 @@ struct ExecOptions {
 struct ExecResult {
   bool ok = true;
   std::string error;
-  double time_us = 0.0;        // wall-clock time of the run
-  int slices = 0;              // slices per chunk
-  int64_t chunk_elems = 0;     // elements of one chunk
-  int64_t step_instances = 0;  // steps x slices executed
-  int workers = 0;             // worker threads used
+  double time_us = 0.0;            // wall-clock time of the run
+  int slices = 0;                  // slices per chunk
+  int64_t chunk_elems = 0;         // elements of one chunk
+  int64_t step_instances = 0;      // steps x slices executed
+  int workers = 0;                 // worker threads used
+  std::vector<ExecStep> timeline;  // in completion order, with ExecOptions::record_timeline
 };
 
 /// A prepared program: validated once, then run any number of times on caller buffers. Not

@@ -47,6 +47,8 @@ struct HarnessResult {
   int64_t checked_elements = 0;  // output elements compared
   int64_t mismatches = 0;
   double max_error = 0.0;  // largest |got - expected| among floating-point elements
+  /// The last run's steps, with HarnessOptions::exec.record_timeline (ExecResult::timeline).
+  std::vector<ExecStep> timeline;
 };
 
 /// Elements of one chunk when every rank's input is `bytes` bytes of `dtype` split into

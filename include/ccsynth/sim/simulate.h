@@ -53,6 +53,11 @@ struct SimOptions {
   bool critical_path = true;
   /// At most this many critical-path entries are returned (first and last halves kept).
   int critical_path_limit = 40;
+  /// Record SimResult::timeline (every step instance and every transfer's hold on a link or
+  /// port); off by default and free when off.
+  bool record_timeline = false;
+  /// At most this many step and this many link intervals are recorded (Timeline::truncated).
+  int64_t timeline_limit = 1'000'000;
 
   /// The parameters of `protocol`.
   const ProtocolParams& params(Protocol protocol) const;
@@ -69,6 +74,38 @@ struct LinkUsage {
   double utilization = 0.0;  // busy_us / (time_us * lanes)
 };
 
+/// One step instance of a threadblock in simulated time (SimOptions::record_timeline): from
+/// when it started (its dependency, message and FIFO slot ready) to when it finished.
+struct StepInterval {
+  int rank = 0;
+  int threadblock = 0;  // index within the rank
+  int step = 0;         // index within the threadblock
+  int64_t slice = 0;
+  StepType type = StepType::kNop;
+  double start_us = 0.0;
+  double end_us = 0.0;
+};
+
+/// One transfer holding a link lane or a switch port, from when it got it to when its bytes
+/// arrived; `link` indexes SimResult::links. A transfer over a multi-hop route appears once per
+/// link and port of the route.
+struct LinkInterval {
+  int link = 0;
+  int rank = 0;         // the sending threadblock's rank
+  int threadblock = 0;  // and index within that rank
+  double start_us = 0.0;
+  double end_us = 0.0;
+};
+
+/// What happened when, in simulated microseconds from the start (Topology::launch_us, which
+/// SimResult::time_us adds once, is not part of it), in the order the simulator scheduled
+/// them.
+struct Timeline {
+  std::vector<StepInterval> steps;
+  std::vector<LinkInterval> links;
+  bool truncated = false;  // SimOptions::timeline_limit was reached; later intervals are missing
+};
+
 /// Result of simulating one size.
 struct SimResult {
   int64_t bytes = 0;                       // per-rank input size (apis.md size convention)
@@ -80,6 +117,7 @@ struct SimResult {
   int64_t events = 0;                      // step instances executed (steps x slices)
   int slices = 0;                          // slices per chunk
   double chunk_bytes = 0.0;                // bytes of one chunk
+  Timeline timeline;                       // filled when SimOptions::record_timeline
 };
 
 /// Simulates `program` on `topology` with `bytes` per rank. Throws UserError when the program
