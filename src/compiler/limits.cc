@@ -1,6 +1,9 @@
 #include "compiler/limits.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 namespace ccsynth::compiler {
 
@@ -50,6 +53,39 @@ std::string limit_violation(const Program& p, const CompileOptions& o) {
 
 bool only_steps_exceeded(const Program& p, const CompileOptions& o) {
   return other_violation(p, o).empty() && !steps_violation(p, o).empty();
+}
+
+int longest_threadblock(const Program& p) {
+  size_t longest = 0;
+  for (const GpuProgram& g : p.gpus) {
+    for (const Threadblock& tb : g.threadblocks) longest = std::max(longest, tb.steps.size());
+  }
+  return static_cast<int>(longest);
+}
+
+std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
+  // Steps each (src, dst) pair needs in one instance: one per transfer, cnt with instances > 1.
+  std::map<std::pair<int, int>, int64_t> steps;
+  for (const Transfer& tr : l.transfers) {
+    if (!tr.removed) steps[{tr.src_rank, tr.dst_rank}] += o.instances > 1 ? tr.count : 1;
+  }
+  const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
+  const int64_t capacity = static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
+  auto worst = steps.end();
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    if (it->second > capacity && (worst == steps.end() || it->second > worst->second)) worst = it;
+  }
+  if (worst == steps.end()) return "";
+  const int64_t needed = (worst->second + channels - 1) / channels;
+  std::string out =
+      "rank " + std::to_string(worst->first.first) + " sends " + std::to_string(worst->second) +
+      " transfers to rank " + std::to_string(worst->first.second) + ", more than " +
+      std::to_string(channels) + " channels x " + std::to_string(o.max_steps_per_threadblock) +
+      " steps per threadblock hold (it needs at least " + std::to_string(needed) +
+      " steps per threadblock); it fits with a higher step limit (the classic "
+      "dialect allows 256 steps per threadblock)";
+  if (o.instances > 1) out += ", with fewer instances";
+  return out + ", or with fewer, larger transfers (more chunks per send, or fewer chunks per rank)";
 }
 
 }  // namespace ccsynth::compiler
