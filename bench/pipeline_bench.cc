@@ -73,8 +73,8 @@ Case run_case(const std::string& spec) {
   c.label = spec;
   const Topology topology = topologies::resolve_topology(topology_name);
   const synth::Synthesizer& method = synth::find_synthesizer(method_name);
-  const Collective collective = synth::collective_for(
-      method, topology, parse_collective_kind(kind, "collective"), 0, 0);
+  const Collective collective =
+      synth::collective_for(method, topology, parse_collective_kind(kind, "collective"), 0, 0);
   c.ranks = topology.num_ranks;
   const synth::SynthResult found = timed(c, "synthesis", [&] {
     return synth::synthesize(method, topology, collective, synth::SynthOptions{});
@@ -85,7 +85,8 @@ Case run_case(const std::string& spec) {
   timed(c, "verify_algorithm", [&] { return verify::verify_algorithm(algorithm, &topology); });
   compiler::CompileOptions options;
   plan::apply_runtime_limits(options, formats::XmlDialect::kExecutor);
-  const Program program = timed(c, "compile", [&] { return compiler::compile(algorithm, options); });
+  const Program program =
+      timed(c, "compile", [&] { return compiler::compile(algorithm, options); });
   c.steps = program.total_steps();
   const verify::VerifyReport report = timed(c, "verify_program", [&] {
     return verify::verify_program(program, {&algorithm.collective, 8});
@@ -119,7 +120,8 @@ std::string exponent(const Case* before, const Case& after, size_t stage) {
   std::ostringstream os;
   os.precision(2);
   os << std::fixed
-     << std::log(t2 / t1) / std::log(static_cast<double>(after.ops) / static_cast<double>(before->ops));
+     << std::log(t2 / t1) /
+            std::log(static_cast<double>(after.ops) / static_cast<double>(before->ops));
   return os.str();
 }
 
