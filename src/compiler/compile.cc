@@ -190,7 +190,11 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
     std::string violation;
     bool relower = false;
     const std::vector<int> capacities = channel_capacities(options.max_steps_per_threadblock);
-    for (size_t at = 0; at < capacities.size();) {
+    // A pair that must spill fills its channels to the limit at the first capacity, and the
+    // threadblock that also runs the paired connection (or a nop) is then over it: start a
+    // little under the limit.
+    const bool spills = busiest_pair_transfers(lowered) > capacities.front();
+    for (size_t at = spills && capacities.size() > 1 ? 1 : 0; at < capacities.size();) {
       const int capacity = capacities[at];
       std::optional<Program> program;
       try {

@@ -63,12 +63,28 @@ int longest_threadblock(const Program& p) {
   return static_cast<int>(longest);
 }
 
-std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
-  // Steps each (src, dst) pair needs in one instance: one per transfer, cnt with instances > 1.
+namespace {
+
+// Steps each (src, dst) pair of `l` needs in one instance: one per transfer, or with
+// `per_chunk` one per chunk (instances > 1 expand cnt).
+std::map<std::pair<int, int>, int64_t> pair_steps(const Lowered& l, bool per_chunk) {
   std::map<std::pair<int, int>, int64_t> steps;
   for (const Transfer& tr : l.transfers) {
-    if (!tr.removed) steps[{tr.src_rank, tr.dst_rank}] += o.instances > 1 ? tr.count : 1;
+    if (!tr.removed) steps[{tr.src_rank, tr.dst_rank}] += per_chunk ? tr.count : 1;
   }
+  return steps;
+}
+
+}  // namespace
+
+int64_t busiest_pair_transfers(const Lowered& l) {
+  int64_t most = 0;
+  for (const auto& [pair, n] : pair_steps(l, false)) most = std::max(most, n);
+  return most;
+}
+
+std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
+  const std::map<std::pair<int, int>, int64_t> steps = pair_steps(l, o.instances > 1);
   const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
   const int64_t capacity = static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
   auto worst = steps.end();

@@ -3,6 +3,7 @@
 // channels and cnt. The compiler retries with more channels when a threadblock is too long
 // and fails with a UserError naming the limit when the program cannot fit.
 
+#include <cstdint>
 #include <string>
 
 #include "ccsynth/compiler/compile.h"
@@ -19,6 +20,9 @@ bool only_steps_exceeded(const Program& program, const CompileOptions& options);
 
 /// The most steps of any threadblock of `program`.
 int longest_threadblock(const Program& program);
+
+/// The most transfers between one (src, dst) pair of ranks in `lowered`.
+int64_t busiest_pair_transfers(const Lowered& lowered);
 
 /// Why `lowered` (after aggregation) cannot fit the step limit however its transfers are spread
 /// over channels, or "" when it may: a pair of ranks whose transfers need more steps than all
