@@ -11,6 +11,9 @@ namespace {
 int64_t ref_code(BufferRef ref) {
   return static_cast<int64_t>(ref.index) * 4 + static_cast<int64_t>(ref.buffer);
 }
+
+constexpr BufferRef kNowhere{Buffer::kInput, -1};  // an absent location
+bool is_nowhere(BufferRef ref) { return ref.index < 0; }
 }  // namespace
 
 int64_t BufferAllocator::key_of(int rank, int chunk, int num_chunks) {
@@ -27,18 +30,24 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
       scratch_(algorithm.collective.num_ranks, 0) {
   const Collective& c = collective_;
   const int K = c.num_chunks();
+  const size_t cells = static_cast<size_t>(c.num_ranks) * static_cast<size_t>(std::max(K, 0));
+  location_.assign(cells, kNowhere);
+  scratch_of_.assign(cells, kNowhere);
+  last_read_.assign(cells, OrderKey{});
+  read_.assign(cells, 0);
+  first_post_.assign(cells, Slot{-1, -1});
   for (int k = 0; k < K; ++k) {
     // Like verify_algorithm, a later pre slot of the same rank replaces an earlier one.
     for (const Slot& s : c.chunks[k].pre) {
       const int64_t key = key_of(s.rank, k, K);
-      auto old = location_.find(key);
-      if (old != location_.end()) holder_.erase(slot_key(s.rank, old->second));
+      if (!is_nowhere(location_[key])) holder_.erase(slot_key(s.rank, location_[key]));
       const BufferRef ref = input_location(c, s, inplace_);
       location_[key] = ref;
       holder_[slot_key(s.rank, ref)] = k;
     }
     for (const Slot& s : c.chunks[k].post) {
-      post_[key_of(s.rank, k, K)].push_back(s);
+      Slot& first = first_post_[key_of(s.rank, k, K)];
+      if (first.rank < 0) first = s;
       post_location_[slot_key(s.rank, output_location(c, s, inplace_))] = true;
     }
   }
@@ -48,21 +57,23 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
     for (int k = op.chunk; k < op.chunk + op.count; ++k) {
       if (op.src < 0 || op.src >= c.num_ranks || op.dst < 0 || op.dst >= c.num_ranks) continue;
       const OrderKey send_key{op.step, 0, static_cast<int>(i), 0};
-      auto& src_last = last_read_[key_of(op.src, k, K)];
-      src_last = std::max(src_last, send_key);
+      const int64_t src_cell = key_of(op.src, k, K);
+      last_read_[src_cell] = std::max(last_read_[src_cell], send_key);
+      read_[src_cell] = 1;
       if (op.kind == OpKind::kReduce) {
         const OrderKey recv_key{op.step, 1, static_cast<int>(i), 0};
-        auto& dst_last = last_read_[key_of(op.dst, k, K)];
-        dst_last = std::max(dst_last, recv_key);
+        const int64_t dst_cell = key_of(op.dst, k, K);
+        last_read_[dst_cell] = std::max(last_read_[dst_cell], recv_key);
+        read_[dst_cell] = 1;
       }
     }
   }
 }
 
 std::optional<BufferRef> BufferAllocator::location(int rank, int chunk) const {
-  auto it = location_.find(key_of(rank, chunk, collective_.num_chunks()));
-  if (it == location_.end()) return std::nullopt;
-  return it->second;
+  const BufferRef at = location_[key_of(rank, chunk, collective_.num_chunks())];
+  if (is_nowhere(at)) return std::nullopt;
+  return at;
 }
 
 bool BufferAllocator::is_post_location(int rank, BufferRef ref) const {
@@ -71,20 +82,19 @@ bool BufferAllocator::is_post_location(int rank, BufferRef ref) const {
 
 bool BufferAllocator::live(int rank, int chunk, const OrderKey& key) const {
   const int64_t k = key_of(rank, chunk, collective_.num_chunks());
-  if (post_.count(k)) return true;
-  auto it = last_read_.find(k);
-  return it != last_read_.end() && key < it->second;
+  if (first_post_[k].rank >= 0) return true;
+  return read_[k] && key < last_read_[k];
 }
 
 BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key, bool fresh) {
   const int64_t k = key_of(rank, chunk, collective_.num_chunks());
   const std::optional<BufferRef> old = location(rank, chunk);
   BufferRef target;
-  auto post = post_.find(k);
-  if (post != post_.end()) {
-    target = output_location(collective_, post->second.front(), inplace_);
-  } else if (auto s = scratch_of_.find(k); s != scratch_of_.end()) {
-    target = s->second;
+  const bool post = first_post_[k].rank >= 0;
+  if (post) {
+    target = output_location(collective_, first_post_[k], inplace_);
+  } else if (!is_nowhere(scratch_of_[k])) {
+    target = scratch_of_[k];
   } else {
     target = fresh_scratch(rank);
     scratch_of_[k] = target;
@@ -93,7 +103,7 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
   auto held = holder_.find(slot_key(rank, target));
   if (fresh || (held != holder_.end() && held->second != chunk && live(rank, held->second, key))) {
     target = fresh_scratch(rank);
-    if (post == post_.end()) scratch_of_[k] = target;
+    if (!post) scratch_of_[k] = target;
   }
   if (old && holder_.count(slot_key(rank, *old)) && holder_[slot_key(rank, *old)] == chunk) {
     holder_.erase(slot_key(rank, *old));
@@ -105,10 +115,10 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
 
 std::optional<FinalCopy> BufferAllocator::move_home(int rank, int chunk) {
   if (inplace_ || collective_.combining) return std::nullopt;
-  auto post = post_.find(key_of(rank, chunk, collective_.num_chunks()));
+  const Slot& post = first_post_[key_of(rank, chunk, collective_.num_chunks())];
   const std::optional<BufferRef> at = location(rank, chunk);
-  if (post == post_.end() || !at || at->buffer != Buffer::kInput) return std::nullopt;
-  const BufferRef home = output_location(collective_, post->second.front(), inplace_);
+  if (post.rank < 0 || !at || at->buffer != Buffer::kInput) return std::nullopt;
+  const BufferRef home = output_location(collective_, post, inplace_);
   auto held = holder_.find(slot_key(rank, home));
   if (held != holder_.end() && held->second != chunk) return std::nullopt;
   holder_.erase(slot_key(rank, *at));

@@ -57,12 +57,15 @@ class BufferAllocator {
 
   const Collective& collective_;
   bool inplace_;
-  std::unordered_map<int64_t, BufferRef> location_;      // (rank, chunk) -> current location
-  std::unordered_map<int64_t, BufferRef> scratch_of_;    // (rank, chunk) -> its scratch slot
-  std::unordered_map<int64_t, int> holder_;              // (rank, slot) -> chunk held there
-  std::unordered_map<int64_t, OrderKey> last_read_;      // (rank, chunk) -> last read key
-  std::unordered_map<int64_t, std::vector<Slot>> post_;  // (rank, chunk) -> post slots
-  std::unordered_map<int64_t, bool> post_location_;      // (rank, slot) -> some post slot
+  // Tables over every (rank, chunk), indexed by key_of; index -1 (kNowhere) or rank -1 marks an
+  // absent entry.
+  std::vector<BufferRef> location_;                  // (rank, chunk) -> current location
+  std::vector<BufferRef> scratch_of_;                // (rank, chunk) -> its scratch slot
+  std::unordered_map<int64_t, int> holder_;          // (rank, slot) -> chunk held there
+  std::vector<OrderKey> last_read_;                  // (rank, chunk) -> last read key
+  std::vector<char> read_;                           // (rank, chunk) -> last_read_ is set
+  std::vector<Slot> first_post_;                     // (rank, chunk) -> its first post slot
+  std::unordered_map<int64_t, bool> post_location_;  // (rank, slot) -> some post slot
   std::vector<int> scratch_;
 };
 

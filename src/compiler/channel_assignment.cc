@@ -76,11 +76,21 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return l.instructions[l.transfers[a].sender].key < l.instructions[l.transfers[b].sender].key;
   });
+  // A connection of n > capacity transfers spreads them evenly over the ceil(n / capacity)
+  // channels it needs (at most `capacity` each) instead of filling channels to `capacity` in
+  // turn: its threadblocks, which also hold the paired connection, stay equally short.
+  std::map<std::pair<int, int>, int> per_pair;  // (src, dst) -> transfers
+  for (int t : order) ++per_pair[{l.transfers[t].src_rank, l.transfers[t].dst_rank}];
+  for (auto& [pair, n] : per_pair) {
+    const int channels = (n + capacity - 1) / capacity;
+    n = (n + channels - 1) / channels;  // the pair's capacity per channel
+  }
   std::map<std::tuple<int, int, int>, int> used;  // (src, dst, channel) -> transfers
   for (int t : order) {
     Transfer& tr = l.transfers[t];
+    const int pair_capacity = per_pair.at({tr.src_rank, tr.dst_rank});
     int channel = std::max(tr.channel, 0);
-    while (used[{tr.src_rank, tr.dst_rank, channel}] >= capacity) ++channel;
+    while (used[{tr.src_rank, tr.dst_rank, channel}] >= pair_capacity) ++channel;
     if (channel >= max_channels) {
       throw UserError("", "channels",
                       "transfers " + std::to_string(tr.src_rank) + " -> " +

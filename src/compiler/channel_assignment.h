@@ -1,8 +1,9 @@
 #pragma once
 // Channel assignment (MSCCLang sec. 5.2): every transfer gets the channel the algorithm asked
-// for, or the lowest channel; a connection (src, dst, channel) that already carries `capacity`
-// transfers spills to the next channel, so no threadblock has to run more steps than the
-// runtime allows. A channel is one FIFO connection between two ranks. Transfers hinted into one
+// for, or the lowest channel; a connection (src, dst, channel) that already carries its share
+// spills to the next channel, so no threadblock has to run more steps than the runtime allows:
+// the share is `capacity`, or, for a pair of ranks with n > capacity transfers, n spread
+// evenly over the ceil(n / capacity) channels it needs. A channel is one FIFO connection between two ranks. Transfers hinted into one
 // threadblock (ChunkOp::send_tb / recv_tb) share its channel; a hinted transfer that spills
 // loses its hints (the step limit wins over the hint).
 

@@ -1,6 +1,7 @@
 #include "ccsynth/compiler/compile.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -135,13 +136,28 @@ Program finish(Program program, const Algorithm& algorithm, const CompileOptions
 
 // Transfers one connection may put on a channel, tried in turn while a threadblock is over the
 // step limit: first a little under the limit (dependency nops and final copies share the
-// threadblocks, so a schedule at the limit can end a few steps over it), then halving.
+// threadblocks, so a schedule at the limit can end a few steps over it), then in eighths of the
+// limit down to a quarter (a threadblock pairing a receive and a send connection runs both, so
+// the fit is often a little under half the limit), then halving.
 std::vector<int> channel_capacities(int max_steps) {
   std::vector<int> out = {max_steps};
   if (max_steps >= 16) out.push_back(max_steps - max_steps / 16);
-  if (max_steps >= 8) out.push_back(max_steps * 3 / 4);
+  for (int eighths = 7; eighths >= 2 && max_steps >= 8; --eighths)
+    out.push_back(max_steps * eighths / 8);
   for (int c = max_steps / 2; c >= 1; c /= 2) out.push_back(c);
+  std::sort(out.begin(), out.end(), std::greater<>());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
+}
+
+// The next capacity to try after `capacity` gave a threadblock of `longest` steps: the next
+// one in `capacities` at most capacity x limit / longest (the steps of a threadblock shrink
+// about in proportion), skipping the ones that would surely be too long again.
+size_t next_capacity(const std::vector<int>& capacities, size_t at, int longest, int max_steps) {
+  const double target = static_cast<double>(capacities[at]) * max_steps / std::max(longest, 1);
+  size_t next = at + 1;
+  while (next + 1 < capacities.size() && capacities[next] > target) ++next;
+  return next;
 }
 
 }  // namespace
@@ -167,9 +183,19 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
     }
     // Scheduling, retried with fewer steps per connection (more channels) while a
     // threadblock exceeds the runtime's step limit.
+    if (const std::string shortfall = channel_capacity_shortfall(lowered, options);
+        !shortfall.empty()) {
+      throw UserError("", "program", "cannot fit the runtime limits: " + shortfall);
+    }
     std::string violation;
     bool relower = false;
-    for (const int capacity : channel_capacities(options.max_steps_per_threadblock)) {
+    const std::vector<int> capacities = channel_capacities(options.max_steps_per_threadblock);
+    // A pair that must spill fills its channels to the limit at the first capacity, and the
+    // threadblock that also runs the paired connection (or a nop) is then over it: start a
+    // little under the limit.
+    const bool spills = busiest_pair_transfers(lowered) > capacities.front();
+    for (size_t at = spills && capacities.size() > 1 ? 1 : 0; at < capacities.size();) {
+      const int capacity = capacities[at];
       std::optional<Program> program;
       try {
         program = schedule(lowered, capacity, options, relocations);
@@ -187,6 +213,8 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
       violation = limit_violation(*program, options);
       if (violation.empty()) return finish(std::move(*program), algorithm, options);
       if (!only_steps_exceeded(*program, options)) break;
+      at = next_capacity(capacities, at, longest_threadblock(*program),
+                         options.max_steps_per_threadblock);
     }
     if (!relower) throw UserError("", "program", "cannot fit the runtime limits: " + violation);
   }

@@ -1,14 +1,23 @@
 #include "compiler/deadlock_check.h"
 
+#include <cstdint>
 #include <deque>
-#include <map>
-#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace ccsynth::compiler {
 
 namespace {
 
-using Connection = std::tuple<int, int, int>;  // (sender, receiver, channel)
+// A connection (sender, receiver, channel), or a threadblock (rank, tb, 0) whose semaphore
+// steps wait for, as one hashable number.
+using Connection = int64_t;
+Connection connection(int sender, int receiver, int channel) {
+  return (static_cast<int64_t>(sender) << 40) | (static_cast<int64_t>(receiver + 1) << 16) |
+         static_cast<int64_t>(channel);
+}
+using Waiting = std::unordered_map<Connection, std::vector<std::pair<int, int>>>;
 
 struct TbState {
   int step = 0;
@@ -48,8 +57,12 @@ class FifoRun {
   }
 
  private:
-  Connection out(int rank, const Threadblock& tb) const { return {rank, tb.send_peer, tb.channel}; }
-  Connection in(int rank, const Threadblock& tb) const { return {tb.recv_peer, rank, tb.channel}; }
+  Connection out(int rank, const Threadblock& tb) const {
+    return connection(rank, tb.send_peer, tb.channel);
+  }
+  Connection in(int rank, const Threadblock& tb) const {
+    return connection(tb.recv_peer, rank, tb.channel);
+  }
   int& queue(const Connection& c) { return queues_[c]; }
 
   void wake(int rank, int tb) {
@@ -58,10 +71,11 @@ class FifoRun {
     s.queued = true;
     ready_.push_back({rank, tb});
   }
-  void wake_all(std::multimap<Connection, std::pair<int, int>>& waiting, const Connection& c) {
-    auto range = waiting.equal_range(c);
-    for (auto it = range.first; it != range.second; ++it) wake(it->second.first, it->second.second);
-    waiting.erase(range.first, range.second);
+  void wake_all(Waiting& waiting, const Connection& c) {
+    const auto it = waiting.find(c);
+    if (it == waiting.end()) return;
+    for (const auto& [rank, tb] : it->second) wake(rank, tb);
+    waiting.erase(it);
   }
 
   // Runs the threadblock until it blocks or finishes.
@@ -71,16 +85,16 @@ class FifoRun {
     while (s.step < static_cast<int>(tb.steps.size())) {
       const Step& step = tb.steps[s.step];
       if (s.piece == 0 && step.dep_tb >= 0 && state_[rank][step.dep_tb].step <= step.dep_step) {
-        dep_waiting_.insert({{rank, step.dep_tb, 0}, {rank, t}});
+        dep_waiting_[connection(rank, step.dep_tb, 0)].push_back({rank, t});
         return;
       }
       const bool rx = receives(step.type), tx = sends(step.type);
       if (rx && queue(in(rank, tb)) == 0) {
-        recv_waiting_.insert({in(rank, tb), {rank, t}});
+        recv_waiting_[in(rank, tb)].push_back({rank, t});
         return;
       }
       if (tx && queue(out(rank, tb)) >= slots_) {
-        send_waiting_.insert({out(rank, tb), {rank, t}});
+        send_waiting_[out(rank, tb)].push_back({rank, t});
         return;
       }
       if (rx) {
@@ -95,7 +109,7 @@ class FifoRun {
       if (++s.piece < pieces) continue;
       s.piece = 0;
       ++s.step;
-      if (step.has_dep) wake_all(dep_waiting_, {rank, t, 0});
+      if (step.has_dep) wake_all(dep_waiting_, connection(rank, t, 0));
     }
   }
 
@@ -104,8 +118,8 @@ class FifoRun {
   bool per_chunk_;
   std::vector<std::vector<TbState>> state_;
   std::deque<std::pair<int, int>> ready_;
-  std::map<Connection, int> queues_;
-  std::multimap<Connection, std::pair<int, int>> recv_waiting_, send_waiting_, dep_waiting_;
+  std::unordered_map<Connection, int> queues_;
+  Waiting recv_waiting_, send_waiting_, dep_waiting_;
 };
 
 }  // namespace

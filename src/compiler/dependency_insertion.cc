@@ -1,7 +1,9 @@
 #include "compiler/dependency_insertion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 
@@ -14,16 +16,23 @@ struct SlotState {
   std::vector<int> readers;  // since the last write
 };
 
+// A buffer slot as one hashable number.
+int64_t slot_key(BufferRef ref) {
+  return (static_cast<int64_t>(ref.buffer) << 32) | static_cast<uint32_t>(ref.index);
+}
+
 // Dependencies of every instruction of one rank (instruction ids, at most one per other
-// threadblock: its latest), from read/write sets walked in the global order.
-std::map<int, std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
-  std::map<BufferRef, SlotState> slots;
-  std::map<int, std::vector<int>> deps;
-  for (int i : order) {
+// threadblock: its latest), from read/write sets walked in the global order; deps[k] belongs to
+// order[k].
+std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
+  std::unordered_map<int64_t, SlotState> slots;
+  std::vector<std::vector<int>> deps(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int i = order[k];
     const Instruction& in = l.instructions[i];
     std::vector<int> found;
     auto each = [&](BufferRef start, auto&& f) {
-      for (int j = 0; j < in.count; ++j) f(slots[{start.buffer, start.index + j}]);
+      for (int j = 0; j < in.count; ++j) f(slots[slot_key({start.buffer, start.index + j})]);
     };
     const bool reads = reads_src(in.type);
     const bool writes = writes_dst(in.type);
@@ -60,7 +69,7 @@ std::map<int, std::vector<int>> rank_dependencies(const Lowered& l, const std::v
         latest[di.threadblock] = d;
       }
     }
-    for (const auto& [tb, d] : latest) deps[i].push_back(d);
+    for (const auto& [tb, d] : latest) deps[k].push_back(d);
   }
   return deps;
 }
@@ -83,9 +92,12 @@ Step nop() {
   return s;
 }
 
+// `local` is scratch indexed by instruction id, shared by all ranks: build_gpu sets the entries
+// of its rank's instructions (their index in `order`) before reading them.
 GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
-                     std::vector<std::vector<int>>& origins) {
+                     std::vector<std::vector<int>>& origins, std::vector<int>& local) {
   const auto deps = rank_dependencies(l, order);
+  for (size_t k = 0; k < order.size(); ++k) local[order[k]] = static_cast<int>(k);
   const auto& planned = l.threadblocks[rank];
   GpuProgram gpu;
   gpu.rank = rank;
@@ -102,14 +114,13 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
   }
   gpu.scratch_chunks = l.scratch_chunks[rank];
   // Layout: the extra dependencies of a step become nops just before it.
-  std::map<int, int> position;  // instruction -> step index in its threadblock
+  std::vector<int> position(order.size(), -1);  // local index -> step index in its threadblock
   for (const auto& tb : planned) {
     int next = 0;
     for (int i : tb.instructions) {
-      auto it = deps.find(i);
-      const int n = it == deps.end() ? 0 : static_cast<int>(it->second.size());
+      const int n = static_cast<int>(deps[local[i]].size());
       next += std::max(n - 1, 0);
-      position[i] = next++;
+      position[local[i]] = next++;
     }
   }
   for (int t = 0; t < static_cast<int>(planned.size()); ++t) {
@@ -120,11 +131,10 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
     tb.recv_peer = planned[t].recv_peer;
     tb.channel = planned[t].channel;
     for (int i : planned[t].instructions) {
-      std::vector<int> ds;
-      if (auto it = deps.find(i); it != deps.end()) ds = it->second;
+      const std::vector<int>& ds = deps[local[i]];
       auto wait_on = [&](Step& s, int d) {
         s.dep_tb = l.instructions[d].threadblock;
-        s.dep_step = position.at(d);
+        s.dep_step = position[local[d]];
       };
       for (size_t k = 1; k < ds.size(); ++k) {
         Step n = nop();
@@ -134,7 +144,7 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
       }
       Step s = make_step(l.instructions[i]);
       if (!ds.empty()) wait_on(s, ds[0]);
-      CCSYNTH_CHECK(static_cast<int>(tb.steps.size()) == position.at(i)) << "step layout";
+      CCSYNTH_CHECK(static_cast<int>(tb.steps.size()) == position[local[i]]) << "step layout";
       tb.steps.push_back(s);
       origins.back().push_back(i);
     }
@@ -160,9 +170,10 @@ Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
   p.outofplace = !l.inplace;
   int max_channel = 0;
   const auto orders = l.rank_orders();
+  std::vector<int> local(l.instructions.size(), -1);
   for (int r = 0; r < c.num_ranks; ++r) {
     std::vector<std::vector<int>> rank_origins;
-    p.gpus.push_back(build_gpu(l, r, orders[r], rank_origins));
+    p.gpus.push_back(build_gpu(l, r, orders[r], rank_origins, local));
     if (origins) origins->push_back(std::move(rank_origins));
     const GpuProgram& g = p.gpus.back();
     p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});

@@ -1,6 +1,9 @@
 #include "compiler/limits.h"
 
+#include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 
 namespace ccsynth::compiler {
 
@@ -50,6 +53,55 @@ std::string limit_violation(const Program& p, const CompileOptions& o) {
 
 bool only_steps_exceeded(const Program& p, const CompileOptions& o) {
   return other_violation(p, o).empty() && !steps_violation(p, o).empty();
+}
+
+int longest_threadblock(const Program& p) {
+  size_t longest = 0;
+  for (const GpuProgram& g : p.gpus) {
+    for (const Threadblock& tb : g.threadblocks) longest = std::max(longest, tb.steps.size());
+  }
+  return static_cast<int>(longest);
+}
+
+namespace {
+
+// Steps each (src, dst) pair of `l` needs in one instance: one per transfer, or with
+// `per_chunk` one per chunk (instances > 1 expand cnt).
+std::map<std::pair<int, int>, int64_t> pair_steps(const Lowered& l, bool per_chunk) {
+  std::map<std::pair<int, int>, int64_t> steps;
+  for (const Transfer& tr : l.transfers) {
+    if (!tr.removed) steps[{tr.src_rank, tr.dst_rank}] += per_chunk ? tr.count : 1;
+  }
+  return steps;
+}
+
+}  // namespace
+
+int64_t busiest_pair_transfers(const Lowered& l) {
+  int64_t most = 0;
+  for (const auto& [pair, n] : pair_steps(l, false)) most = std::max(most, n);
+  return most;
+}
+
+std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
+  const std::map<std::pair<int, int>, int64_t> steps = pair_steps(l, o.instances > 1);
+  const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
+  const int64_t capacity = static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
+  auto worst = steps.end();
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    if (it->second > capacity && (worst == steps.end() || it->second > worst->second)) worst = it;
+  }
+  if (worst == steps.end()) return "";
+  const int64_t needed = (worst->second + channels - 1) / channels;
+  std::string out =
+      "rank " + std::to_string(worst->first.first) + " sends " + std::to_string(worst->second) +
+      " transfers to rank " + std::to_string(worst->first.second) + ", more than " +
+      std::to_string(channels) + " channels x " + std::to_string(o.max_steps_per_threadblock) +
+      " steps per threadblock hold (it needs at least " + std::to_string(needed) +
+      " steps per threadblock); it fits with a higher step limit (the classic "
+      "dialect allows 256 steps per threadblock)";
+  if (o.instances > 1) out += ", with fewer instances";
+  return out + ", or with fewer, larger transfers (more chunks per send, or fewer chunks per rank)";
 }
 
 }  // namespace ccsynth::compiler

@@ -3,10 +3,12 @@
 // channels and cnt. The compiler retries with more channels when a threadblock is too long
 // and fails with a UserError naming the limit when the program cannot fit.
 
+#include <cstdint>
 #include <string>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/program.h"
+#include "compiler/lowered.h"
 
 namespace ccsynth::compiler {
 
@@ -15,5 +17,17 @@ std::string limit_violation(const Program& program, const CompileOptions& option
 
 /// True when only the steps-per-threadblock limit is exceeded (more channels may help).
 bool only_steps_exceeded(const Program& program, const CompileOptions& options);
+
+/// The most steps of any threadblock of `program`.
+int longest_threadblock(const Program& program);
+
+/// The most transfers between one (src, dst) pair of ranks in `lowered`.
+int64_t busiest_pair_transfers(const Lowered& lowered);
+
+/// Why `lowered` (after aggregation) cannot fit the step limit however its transfers are spread
+/// over channels, or "" when it may: a pair of ranks whose transfers need more steps than all
+/// of an instance's channels hold (max_channels / instances x max_steps_per_threadblock; with
+/// instances > 1 a transfer of cnt chunks takes cnt steps). Names the changes that would fit.
+std::string channel_capacity_shortfall(const Lowered& lowered, const CompileOptions& options);
 
 }  // namespace ccsynth::compiler

@@ -12,26 +12,44 @@ namespace {
 
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
 
+// Position of the first time in `times` (ascending, no two the same_time) that is the same time
+// as `t`, or times.size(): a binary search equal to a linear std::find_if with same_time.
+int time_index(const std::vector<double>& times, double t) {
+  const auto at = std::lower_bound(times.begin(), times.end(), t, [](double x, double value) {
+    return x < value && !same_time(x, value);
+  });
+  if (at == times.end() || !same_time(*at, t)) return static_cast<int>(times.size());
+  return static_cast<int>(at - times.begin());
+}
+
 // For every op, the latest start time of the ops of earlier steps that delivered one of its
 // chunks to its sender; -1 when the sender held them all from the start.
 std::vector<double> data_arrival_starts(const Algorithm& a) {
   std::vector<double> out(a.ops.size(), -1.0);
-  std::map<std::pair<int, int>, double> delivered;  // (rank, chunk) -> latest delivering start
+  // (rank, chunk) -> latest delivering start, -1 for none; one flat table (ranks x chunks).
+  const size_t chunks = static_cast<size_t>(std::max(a.collective.num_chunks(), 0));
+  std::vector<double> delivered(static_cast<size_t>(std::max(a.collective.num_ranks, 0)) * chunks,
+                                -1.0);
+  std::map<std::pair<int, int>, double> outside;  // ranks or chunks out of range (bad input)
+  auto cell = [&](int rank, int chunk) -> double& {
+    if (rank < 0 || rank >= a.collective.num_ranks || chunk < 0 ||
+        chunk >= a.collective.num_chunks())
+      return outside.try_emplace({rank, chunk}, -1.0).first->second;
+    return delivered[static_cast<size_t>(rank) * chunks + chunk];
+  };
   size_t begin = 0;
   while (begin < a.ops.size()) {  // ops are sorted by step: one step at a time
     size_t end = begin;
     while (end < a.ops.size() && a.ops[end].step == a.ops[begin].step) ++end;
     for (size_t i = begin; i < end; ++i) {
       const ChunkOp& op = a.ops[i];
-      for (int c = op.chunk; c < op.chunk + op.count; ++c) {
-        auto it = delivered.find({op.src, c});
-        if (it != delivered.end()) out[i] = std::max(out[i], it->second);
-      }
+      for (int c = op.chunk; c < op.chunk + op.count; ++c)
+        out[i] = std::max(out[i], cell(op.src, c));
     }
     for (size_t i = begin; i < end; ++i) {
       const ChunkOp& op = a.ops[i];
       for (int c = op.chunk; c < op.chunk + op.count; ++c) {
-        double& d = delivered.try_emplace({op.dst, c}, -1.0).first->second;
+        double& d = cell(op.dst, c);
         d = std::max(d, op.start_us);
       }
     }
@@ -73,21 +91,15 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
     ChunkOp& op = a.ops[i];
     // A threadblock hint fixes the threadblock, and with it the channel.
     if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) continue;
-    const auto& times = arrivals.at({op.src, op.dst});
-    const auto at = std::find_if(times.begin(), times.end(),
-                                 [&](double t) { return same_time(t, arrival[i]); });
-    op.channel = std::min(static_cast<int>(at - times.begin()), std::max(max_channels, 1) - 1);
+    const int at = time_index(arrivals.at({op.src, op.dst}), arrival[i]);
+    op.channel = std::min(at, std::max(max_channels, 1) - 1);
   }
   // Steps: one per distinct start time.
   std::vector<double> starts;
   for (const ChunkOp& op : a.ops) starts.push_back(op.start_us);
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end(), same_time), starts.end());
-  for (ChunkOp& op : a.ops) {
-    const auto at = std::find_if(starts.begin(), starts.end(),
-                                 [&](double t) { return same_time(t, op.start_us); });
-    op.step = static_cast<int>(at - starts.begin());
-  }
+  for (ChunkOp& op : a.ops) op.step = time_index(starts, op.start_us);
   a.rounds_per_step.clear();  // SCCL rounds describe the old steps
   sort_ops(a);
   return a;

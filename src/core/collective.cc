@@ -167,29 +167,33 @@ void validate(const Collective& c, const std::string& file) {
   if (c.input_chunks < 0 || c.output_chunks < 0) {
     throw UserError(file, "input_chunks", "buffer sizes must be >= 0");
   }
-  std::set<Slot> outputs;
+  // Output slots claimed so far, rank-major (ranks x output_chunks; slots are range-checked
+  // before they are looked up).
+  std::vector<char> outputs(static_cast<size_t>(c.num_ranks) * c.output_chunks, 0);
   for (size_t k = 0; k < c.chunks.size(); ++k) {
     const ChunkSpec& spec = c.chunks[k];
-    const std::string field = "chunks[" + std::to_string(k) + "]";
-    if (spec.pre.empty()) throw UserError(file, field + ".pre", "chunk starts nowhere");
+    const auto field_of = [k] { return "chunks[" + std::to_string(k) + "]"; };
+    if (spec.pre.empty()) throw UserError(file, field_of() + ".pre", "chunk starts nowhere");
     if (!c.combining && spec.pre.size() != 1) {
-      throw UserError(file, field + ".pre", "a non-combining chunk must start at exactly one slot");
+      throw UserError(file, field_of() + ".pre",
+                      "a non-combining chunk must start at exactly one slot");
     }
-    auto check = [&](const Slot& s, int size, const std::string& f) {
+    auto check = [&](const Slot& s, int size, const char* f) {
       if (s.rank < 0 || s.rank >= c.num_ranks) {
-        throw UserError(file, f, "unknown rank " + std::to_string(s.rank));
+        throw UserError(file, field_of() + f, "unknown rank " + std::to_string(s.rank));
       }
       if (s.index < 0 || s.index >= size) {
-        throw UserError(file, f,
+        throw UserError(file, field_of() + f,
                         "index " + std::to_string(s.index) + " outside buffer of " +
                             std::to_string(size) + " chunks");
       }
     };
-    for (const Slot& s : spec.pre) check(s, c.input_chunks, field + ".pre");
+    for (const Slot& s : spec.pre) check(s, c.input_chunks, ".pre");
     for (const Slot& s : spec.post) {
-      check(s, c.output_chunks, field + ".post");
-      if (!outputs.insert(s).second) {
-        throw UserError(file, field + ".post",
+      check(s, c.output_chunks, ".post");
+      char& claimed = outputs[static_cast<size_t>(s.rank) * c.output_chunks + s.index];
+      if (claimed++ != 0) {
+        throw UserError(file, field_of() + ".post",
                         "output slot (" + std::to_string(s.rank) + ", " + std::to_string(s.index) +
                             ") claimed by two chunks");
       }

@@ -59,7 +59,7 @@ std::string coll_name(CollectiveKind kind, XmlDialect dialect) {
 }
 
 void write_step(std::ostringstream& os, int index, const Step& s) {
-  os << "      <step s=\"" << index << "\" type=\"" << to_string(s.type) << "\" srcbuf=\""
+  os << "<step s=\"" << index << "\" type=\"" << to_string(s.type) << "\" srcbuf=\""
      << to_char(s.src_buffer) << "\" srcoff=\"" << s.src_offset << "\" dstbuf=\""
      << to_char(s.dst_buffer) << "\" dstoff=\"" << s.dst_offset << "\" cnt=\"" << s.count
      << "\" depid=\"" << s.dep_tb << "\" deps=\"" << s.dep_step << "\" hasdep=\""
@@ -554,15 +554,15 @@ std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
   }
   os << ">\n";
   for (const GpuProgram& g : p.gpus) {
-    os << "  <gpu id=\"" << g.rank << "\" i_chunks=\"" << g.input_chunks << "\" o_chunks=\""
+    os << "<gpu id=\"" << g.rank << "\" i_chunks=\"" << g.input_chunks << "\" o_chunks=\""
        << g.output_chunks << "\" s_chunks=\"" << g.scratch_chunks << "\">\n";
     for (const Threadblock& tb : g.threadblocks) {
-      os << "    <tb id=\"" << tb.id << "\" send=\"" << tb.send_peer << "\" recv=\"" << tb.recv_peer
+      os << "<tb id=\"" << tb.id << "\" send=\"" << tb.send_peer << "\" recv=\"" << tb.recv_peer
          << "\" chan=\"" << tb.channel << "\">\n";
       for (size_t k = 0; k < tb.steps.size(); ++k) write_step(os, static_cast<int>(k), tb.steps[k]);
-      os << "    </tb>\n";
+      os << "</tb>\n";
     }
-    os << "  </gpu>\n";
+    os << "</gpu>\n";
   }
   os << "</algo>\n";
   return os.str();

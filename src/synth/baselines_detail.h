@@ -79,6 +79,7 @@ class Net {
   const Topology& topology_;
   int n_;
   std::vector<std::vector<char>> adj_;
+  std::vector<std::vector<int>> successors_;  // ascending ranks b with connected(a, b)
 };
 
 /// UserError for a baseline that cannot be built.

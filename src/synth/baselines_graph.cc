@@ -81,10 +81,12 @@ Tree Tree::from_parents(int root, std::vector<int> parent) {
 }
 
 Net::Net(const Topology& topology)
-    : topology_(topology), n_(topology.num_ranks), adj_(n_, std::vector<char>(n_, 0)) {
-  const auto neighbors = topology.out_neighbors();
+    : topology_(topology),
+      n_(topology.num_ranks),
+      adj_(n_, std::vector<char>(n_, 0)),
+      successors_(topology.out_neighbors()) {
   for (int a = 0; a < n_; ++a)
-    for (int b : neighbors[a]) adj_[a][b] = 1;
+    for (int b : successors_[a]) adj_[a][b] = 1;
 }
 
 namespace {
@@ -170,14 +172,17 @@ constexpr long kEmbedBudget = 200000;  // backtracking steps per embedding searc
 constexpr int kNearVariants = 6;       // candidate orders tried without, then with, the far rule
 
 // Depth-first search for a Hamiltonian cycle (or path when !close) over `subset` starting at
-// subset[0], over edges `ok(a, b)`. `variant` perturbs the candidate order (Warnsdorff's rule:
-// fewest onward options first, then most remaining lanes). `claims(a, b)` (optional) lists
-// resources the edge holds exclusively (shared switch ports): no two edges of the result share
-// one.
+// subset[0], over edges `ok(a, b)` among `successors` (successors[a]: every rank b that ok(a, b)
+// may accept). `variant` perturbs the candidate order (Warnsdorff's rule: fewest onward options
+// first, then most remaining lanes). `claims(a, b)` (optional) lists resources the edge holds
+// exclusively (shared switch ports): no two edges of the result share one. Each DFS step costs
+// O(m + degree): the unvisited in- and out-degrees of every rank are kept up to date as ranks
+// join and leave the path.
 using Claims = std::function<std::vector<int>(int, int)>;
 class HamiltonianSearch {
  public:
   HamiltonianSearch(const std::vector<int>& subset, bool close, int variant,
+                    const std::vector<std::vector<int>>& successors,
                     const std::function<bool(int, int)>& ok,
                     const std::function<int(int, int)>& weight, const Claims& claims)
       : subset_(subset),
@@ -185,25 +190,38 @@ class HamiltonianSearch {
         close_(close),
         variant_(variant),
         claims_(claims),
-        edge_(m_, std::vector<char>(m_, 0)),
-        lanes_(m_, std::vector<int>(m_, 0)),
+        edge_(static_cast<size_t>(m_) * m_, 0),
+        out_(m_),
+        in_(m_),
+        out_left_(m_, 0),
+        in_left_(m_, 0),
         path_{subset[0]},
         at_{0},
         used_(m_, 0) {
     // Edges and weights by subset index, computed once (capacities do not change during a
     // search).
-    for (int i = 0; i < m_; ++i)
-      for (int j = 0; j < m_; ++j)
-        if (i != j && ok(subset[i], subset[j]))
-          edge_[i][j] = 1, lanes_[i][j] = weight(subset[i], subset[j]);
+    std::vector<int> index_of(successors.size(), -1);
+    for (int i = 0; i < m_; ++i) index_of[subset[i]] = i;
+    for (int i = 0; i < m_; ++i) {
+      for (int b : successors[subset[i]]) {
+        const int j = index_of[b];
+        if (j < 0 || j == i || !ok(subset[i], b)) continue;
+        edge_[index(i, j)] = 1;
+        out_[i].push_back({j, weight(subset[i], b)});
+        in_[j].push_back(i);
+      }
+    }
+    for (int i = 0; i < m_; ++i) {
+      out_left_[i] = static_cast<int>(out_[i].size());
+      in_left_[i] = static_cast<int>(in_[i].size());
+    }
     // Hop distance from the start; later variants break Warnsdorff ties by visiting far ranks
     // first, which leaves a way back to the start on grids.
     auto for_each_edge_from = [this](int u, auto&& visit) {
-      for (int v = 0; v < m_; ++v)
-        if (edge_[u][v]) visit(v);
+      for (const auto& [v, lanes] : out_[u]) visit(v);
     };
     dist_ = breadth_first_search(m_, {0}, for_each_edge_from).distance;
-    used_[0] = 1;
+    visit(0, true);
   }
 
   /// The cycle or path in subset order, if found within the budget.
@@ -213,6 +231,17 @@ class HamiltonianSearch {
   }
 
  private:
+  size_t index(int i, int j) const { return static_cast<size_t>(i) * m_ + j; }
+  bool edge(int i, int j) const { return edge_[index(i, j)] != 0; }
+
+  // Marks subset index v visited (or not) and updates its neighbours' unvisited degrees.
+  void visit(int v, bool on) {
+    used_[v] = on ? 1 : 0;
+    const int delta = on ? -1 : 1;
+    for (int u : in_[v]) out_left_[u] += delta;
+    for (const auto& [w, lanes] : out_[v]) in_left_[w] += delta;
+  }
+
   // Prunes dead ends: every unvisited rank still needs a way in (from another unvisited rank
   // or the path's end) and a way out (to another unvisited rank, or back to the start when
   // closing a cycle), and a cycle's start needs a way in.
@@ -221,13 +250,10 @@ class HamiltonianSearch {
     bool start_in = false;
     for (int i = 0; i < m_; ++i) {
       if (used_[i]) continue;
-      bool in = edge_[end][i], out = close_ && edge_[i][0];
-      start_in = start_in || out;
-      for (int j = 0; j < m_ && !(in && out); ++j) {
-        if (used_[j] || j == i) continue;
-        in = in || edge_[j][i];
-        out = out || edge_[i][j];
-      }
+      const bool in = edge(end, i) || in_left_[i] > 0;
+      const bool to_start = close_ && edge(i, 0);
+      const bool out = to_start || out_left_[i] > 0;
+      start_in = start_in || to_start;
       if (!in || (!out && static_cast<int>(path_.size()) + 1 < m_)) return false;
     }
     return !close_ || start_in || static_cast<int>(path_.size()) == m_;
@@ -252,12 +278,10 @@ class HamiltonianSearch {
   // The next ranks to try after subset index a, best first.
   std::vector<int> candidates(int a) const {
     std::vector<std::pair<std::tuple<int, int, int, int>, int>> cands;
-    for (int i = 0; i < m_; ++i) {
-      if (used_[i] || !edge_[a][i] || !free_edge(a, i)) continue;
-      int onward = 0;
-      for (int j = 0; j < m_; ++j) onward += (!used_[j] && j != i && edge_[i][j]);
+    for (const auto& [i, lanes] : out_[a]) {
+      if (used_[i] || !free_edge(a, i)) continue;
       const int far = variant_ >= kNearVariants ? -dist_[i] : 0;
-      cands.push_back({{onward, -lanes_[a][i], far, (i + variant_) % m_}, i});
+      cands.push_back({{out_left_[i], -lanes, far, (i + variant_) % m_}, i});
     }
     std::sort(cands.begin(), cands.end());
     std::vector<int> out;
@@ -268,10 +292,10 @@ class HamiltonianSearch {
   bool dfs() {
     if (--budget_ < 0) return false;
     const int a = at_.back();
-    if (static_cast<int>(path_.size()) == m_) return !close_ || (edge_[a][0] && free_edge(a, 0));
+    if (static_cast<int>(path_.size()) == m_) return !close_ || (edge(a, 0) && free_edge(a, 0));
     if (!completable()) return false;
     for (int i : candidates(a)) {
-      used_[i] = 1;
+      visit(i, true);
       path_.push_back(subset_[i]);
       at_.push_back(i);
       hold(a, i, true);
@@ -279,7 +303,7 @@ class HamiltonianSearch {
       hold(a, i, false);
       at_.pop_back();
       path_.pop_back();
-      used_[i] = 0;
+      visit(i, false);
     }
     return false;
   }
@@ -289,9 +313,12 @@ class HamiltonianSearch {
   const bool close_;
   const int variant_;
   const Claims& claims_;
-  std::vector<std::vector<char>> edge_;
-  std::vector<std::vector<int>> lanes_;
-  std::vector<int> dist_;  // hops from subset[0]
+  std::vector<char> edge_;                             // m x m adjacency by subset index
+  std::vector<std::vector<std::pair<int, int>>> out_;  // i -> (j, lanes of i -> j)
+  std::vector<std::vector<int>> in_;                   // j -> every i with an edge i -> j
+  std::vector<int> out_left_;                          // i -> unvisited j with an edge i -> j
+  std::vector<int> in_left_;                           // j -> unvisited i with an edge i -> j
+  std::vector<int> dist_;                              // hops from subset[0]
   std::vector<int> path_;
   std::vector<int> at_;  // subset indices of the path
   std::vector<char> used_;
@@ -300,11 +327,12 @@ class HamiltonianSearch {
 };
 
 std::optional<std::vector<int>> hamiltonian(const std::vector<int>& subset, bool close, int variant,
+                                            const std::vector<std::vector<int>>& successors,
                                             const std::function<bool(int, int)>& ok,
                                             const std::function<int(int, int)>& weight,
                                             const Claims& claims = {}) {
   if (subset.size() == 1) return subset;
-  return HamiltonianSearch(subset, close, variant, ok, weight, claims).run();
+  return HamiltonianSearch(subset, close, variant, successors, ok, weight, claims).run();
 }
 
 std::vector<int> all_ranks(int n) {
@@ -332,7 +360,7 @@ std::vector<std::vector<int>> Net::rings(int max_rings, bool bidirectional,
       auto ok = [&cap](int a, int b) { return cap.available(a, b); };
       auto weight = [&cap](int a, int b) { return cap.lanes(a, b); };
       auto claims = [&cap](int a, int b) { return cap.shared_ports(a, b); };
-      auto ring = hamiltonian(subset, true, variant, ok, weight, claims);
+      auto ring = hamiltonian(subset, true, variant, successors_, ok, weight, claims);
       if (!ring) break;
       const int m = static_cast<int>(ring->size());
       for (int i = 0; i < m; ++i) cap.take((*ring)[i], (*ring)[(i + 1) % m]);
@@ -364,7 +392,7 @@ std::optional<std::vector<int>> Net::hamiltonian_path(int start) const {
     if (r != start) subset.push_back(r);
   for (int variant = 0; variant < 3; ++variant) {
     auto path = hamiltonian(
-        subset, false, variant, [this](int a, int b) { return linked(a, b); },
+        subset, false, variant, successors_, [this](int a, int b) { return linked(a, b); },
         [](int, int) { return 0; });
     if (path) return path;
   }

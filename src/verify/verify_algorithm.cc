@@ -62,9 +62,18 @@ Violation at_op(ViolationKind kind, const ChunkOp& op, size_t index, const std::
   return {kind, op.dst, -1, op.step, os.str()};
 }
 
-// Structural checks of one op; returns false when the op cannot be executed.
-bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, size_t index,
-              VerifyReport& report) {
+// The one-hop successors of every rank (Topology::out_neighbors, ascending), computed once so
+// that checking an op's connection is a binary search instead of a scan of every link.
+using Neighbors = std::vector<std::vector<int>>;
+
+bool connected(const Neighbors& neighbors, int src, int dst) {
+  return std::binary_search(neighbors[src].begin(), neighbors[src].end(), dst);
+}
+
+// Structural checks of one op; returns false when the op cannot be executed. `neighbors` is
+// null without a topology.
+bool check_op(const Algorithm& a, const Topology* topology, const Neighbors* neighbors,
+              const ChunkOp& op, size_t index, VerifyReport& report) {
   const Collective& c = a.collective;
   auto fail = [&](ViolationKind kind, const std::string& what) {
     report.violations.push_back(at_op(kind, op, index, what));
@@ -83,7 +92,7 @@ bool check_op(const Algorithm& a, const Topology* topology, const ChunkOp& op, s
     return fail(ViolationKind::kStructure, "reduce in a non-combining collective");
   }
   // A routed algorithm leaves the path to the network (the simulator routes it).
-  if (topology && !a.routed && !topology->connection(op.src, op.dst)) {
+  if (neighbors && !a.routed && !connected(*neighbors, op.src, op.dst)) {
     return fail(ViolationKind::kStructure, "no link or switch connects " + std::to_string(op.src) +
                                                " to " + std::to_string(op.dst) + " in " +
                                                topology->name);
@@ -179,9 +188,12 @@ VerifyReport verify_algorithm(const Algorithm& a, const Topology* topology) {
                                      std::to_string(topology->num_ranks)});
     return report;
   }
+  Neighbors neighbors;
+  if (topology) neighbors = topology->out_neighbors();
   std::map<int, std::vector<size_t>> by_step;
   for (size_t i = 0; i < a.ops.size(); ++i) {
-    if (check_op(a, topology, a.ops[i], i, report)) by_step[a.ops[i].step].push_back(i);
+    if (check_op(a, topology, topology ? &neighbors : nullptr, a.ops[i], i, report))
+      by_step[a.ops[i].step].push_back(i);
   }
   ChunkState state(a.collective);
   for (const auto& [step, indices] : by_step) run_step(a, indices, state, report);

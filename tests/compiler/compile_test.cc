@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -434,6 +435,43 @@ TEST(Compile, JustOverTheStepLimitSpillsIntoOneMoreChannel) {
     for (const Threadblock& tb : g.threadblocks) EXPECT_LE(tb.steps.size(), 64u);
   }
   EXPECT_TRUE(verify::verify_program(p).ok());
+}
+
+// 149 transfers per connection over a 64-step limit: three channels of about 50 each (spread
+// evenly), where filling channels in turn would leave threadblocks of 64, 64 and 21 transfers.
+TEST(Compile, ASpilledConnectionSpreadsEvenlyOverItsChannels) {
+  const Program p = compile(ring_allgather(150, 1));
+  EXPECT_EQ(p.num_channels, 3);
+  size_t shortest = 1000, longest = 0;
+  for (const GpuProgram& g : p.gpus) {
+    for (const Threadblock& tb : g.threadblocks) {
+      if (tb.send_peer < 0 && tb.recv_peer < 0) continue;  // the local threadblock
+      shortest = std::min(shortest, tb.steps.size());
+      longest = std::max(longest, tb.steps.size());
+    }
+  }
+  EXPECT_LE(longest, 64u);
+  EXPECT_LE(longest - shortest, 2u);
+  EXPECT_TRUE(verify::verify_program(p).ok());
+}
+
+// A pair of ranks with more transfers than all channels x the step limit hold fails before
+// scheduling, naming the pair, the steps it needs and what would fit.
+TEST(Compile, AConnectionOverChannelsTimesStepsFailsEarlyNamingTheOptions) {
+  CompileOptions o;
+  o.max_channels = 2;
+  o.max_steps_per_threadblock = 4;
+  try {
+    compile(ring_allgather(10, 1), o);  // 9 transfers per pair > 2 x 4
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("sends 9 transfers to rank"), std::string::npos) << what;
+    EXPECT_NE(what.find("at least 5 steps per threadblock"), std::string::npos) << what;
+    EXPECT_NE(what.find("classic dialect"), std::string::npos) << what;
+  }
+  o.max_channels = 8;  // 8 x 4 >= 9: schedules over more channels
+  EXPECT_NO_THROW(compile(ring_allgather(10, 1), o));
 }
 
 TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {

@@ -213,8 +213,8 @@ TEST(MscclXmlReader, ClassicAndExecutorSizeRanges) {
 TEST(MscclXmlReader, ReportsLexicalAndStepIndexIssues) {
   std::string xml = write_msccl_xml(ring_allgather(2, false));
   std::string bad = "<?xml version=\"1.0\"?>\n" + xml;
-  const size_t pos = bad.find("  <gpu id=\"1\"");
-  bad.replace(pos, 2, "\t");
+  const size_t pos = bad.find("<gpu id=\"1\"");
+  bad.insert(pos, "\t");
   const size_t s1 = bad.find("<step s=\"1\"");
   bad.replace(s1, 11, "<step s=\"7\"");
   const MscclXmlDocument doc = parse_msccl_xml(bad, "bad.xml");

@@ -488,7 +488,9 @@ TEST(VerifyProgramFiles, MutatedFilesNeverCrash) {
       }
     }
   }
-  EXPECT_GT(readable, 1000);
+  // Files are written without indentation: about 580 of the mutations still read (a changed
+  // digit, a dropped attribute separator inside a value, ...) and reach the verifier.
+  EXPECT_GT(readable, 500);
   EXPECT_GT(failed, 1000);
 }
 
