@@ -28,6 +28,7 @@ int run(int argc, char** argv) {
   add_baseline_command(app, result);
   add_pareto_command(app, result);
   add_run_command(app, result);
+  add_tune_command(app, result);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
