@@ -54,10 +54,9 @@ void print_table(const plan::TuneResult& r) {
   }
   std::cout << "entries:\n";
   for (const plan::TuneEntry& e : r.entries) {
-    std::cout << fmt::format("  [{}, {}]  {}  {}\n", e.min_bytes,
-                             e.max_bytes == 0 ? std::string("unlimited")
-                                              : std::to_string(e.max_bytes),
-                             e.label, e.file);
+    std::cout << fmt::format(
+        "  [{}, {}]  {}  {}\n", e.min_bytes,
+        e.max_bytes == 0 ? std::string("unlimited") : std::to_string(e.max_bytes), e.label, e.file);
   }
   std::cout << fmt::format("{} verified candidates in {:.2f} s\n", r.candidates, r.seconds);
 }

@@ -112,7 +112,8 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.
     const std::vector<int64_t> at = {r.sizes.front(), r.sizes[r.sizes.size() / 2], r.sizes.back()};
-    for (const int64_t bytes : at) add("tacos@" + format_bytes(bytes), run_method(r, "tacos", 0, bytes));
+    for (const int64_t bytes : at)
+      add("tacos@" + format_bytes(bytes), run_method(r, "tacos", 0, bytes));
   }
   if (r.topology.num_ranks <= kScclMaxRanks && !skipped(r, "sccl"))
     add("sccl", run_method(r, "sccl", 0, std::nullopt));
@@ -165,7 +166,8 @@ TunedSize sized(const std::vector<Candidate>& candidates, size_t i, int winner) 
 // Consecutive sizes with the same winning program become one entry; entry i serves
 // (last size of entry i-1, last size of entry i], the first from 0 and the last without limit.
 std::vector<TuneEntry> entries_of(const std::vector<Candidate>& candidates,
-                                  const std::vector<int>& winner, const std::vector<int64_t>& sizes) {
+                                  const std::vector<int>& winner,
+                                  const std::vector<int64_t>& sizes) {
   std::vector<TuneEntry> out;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (i == 0 || winner[i] != winner[i - 1]) {

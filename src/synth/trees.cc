@@ -29,7 +29,7 @@ namespace {
 constexpr double kPriceSteepness = 10.0;
 
 // One directed edge of the packing graph (a link or a pair of switch members) and the resources
-// (link, switch egress port, switch ingress port) a transfer on it holds.
+// (the link, or the switch ports it leaves and enters by, in that order) a transfer holds.
 struct PackEdge {
   int src = 0;
   int dst = 0;
@@ -53,7 +53,8 @@ class ResourceTable {
     return id({0, index, 0, 0}, l.lanes / l.beta_us_per_mb);
   }
   int port(const Switch& sw, int switch_index, int rank, bool egress) {
-    return id({1, switch_index, sw.port_of_rank(rank), egress ? 1 : 0}, 1.0 / sw.port_beta_us_per_mb);
+    return id({1, switch_index, sw.port_of_rank(rank), egress ? 1 : 0},
+              1.0 / sw.port_beta_us_per_mb);
   }
   std::vector<double> capacities() const { return capacity_; }
 
@@ -83,7 +84,10 @@ PackGraph build_graph(const Topology& t, bool transposed) {
       e.resources = {table.port(sw, c.switch_index, c.src, true),
                      table.port(sw, c.switch_index, c.dst, false)};
     }
-    if (transposed) std::swap(e.src, e.dst);
+    if (transposed) {
+      std::swap(e.src, e.dst);
+      std::reverse(e.resources.begin(), e.resources.end());
+    }
     g.out_edges[e.src].push_back(static_cast<int>(g.edges.size()));
     g.edges.push_back(std::move(e));
   }
@@ -98,8 +102,9 @@ double port_bound(const PackGraph& g, int trees_per_root) {
   const int n = g.num_ranks;
   std::vector<std::vector<int>> in(n), out(n);
   for (const PackEdge& e : g.edges) {
-    in[e.dst].insert(in[e.dst].end(), e.resources.begin(), e.resources.end());
-    out[e.src].insert(out[e.src].end(), e.resources.begin(), e.resources.end());
+    // A link is both; through a switch the sender's egress port and the receiver's ingress.
+    out[e.src].push_back(e.resources.front());
+    in[e.dst].push_back(e.resources.back());
   }
   auto capacity_of = [&g](std::vector<int>& ids) {
     std::sort(ids.begin(), ids.end());
@@ -230,7 +235,8 @@ class LaneCounter {
 // Ops of an allgather down the packed trees: tree j of root r carries chunks r*C + j*p ..
 // + p - 1 (p = C / trees per root); piece i crosses the edge into a rank at depth d in step
 // i + d - 1, so consecutive pieces follow each other down the tree.
-Algorithm allgather_down_trees(const TreePacking& packing, Collective collective, LaneCounter lanes) {
+Algorithm allgather_down_trees(const TreePacking& packing, Collective collective,
+                               LaneCounter lanes) {
   Algorithm a;
   a.collective = std::move(collective);
   const int per_root = packing.trees_per_root;
@@ -239,7 +245,8 @@ Algorithm allgather_down_trees(const TreePacking& packing, Collective collective
     const std::vector<int>& parent = packing.parents[t];
     const std::vector<int> depth = depths(parent);
     const int root = static_cast<int>(t) / per_root;
-    const int first = root * a.collective.chunks_per_rank + (static_cast<int>(t) % per_root) * pieces;
+    const int first =
+        root * a.collective.chunks_per_rank + (static_cast<int>(t) % per_root) * pieces;
     for (int v = 0; v < packing.num_ranks; ++v) {
       if (parent[v] < 0) continue;
       const int channel = lanes.next_channel(parent[v], v);
@@ -334,7 +341,8 @@ class ListScheduler {
           ++missing_[i];
         }
       }
-      for (int k = 0; k < op.count; ++k) writers[{op.dst, op.chunk + k}].push_back(static_cast<int>(i));
+      for (int k = 0; k < op.count; ++k)
+        writers[{op.dst, op.chunk + k}].push_back(static_cast<int>(i));
     }
   }
 
@@ -346,8 +354,8 @@ class ListScheduler {
   // Starts the route's waiting ops while its resources have room.
   void try_start(int route, double now) {
     Route& r = routes_[route];
-    while (!r.waiting.empty() &&
-           std::all_of(r.resources.begin(), r.resources.end(), [this](int x) { return free_[x] > 0; })) {
+    while (!r.waiting.empty() && std::all_of(r.resources.begin(), r.resources.end(),
+                                             [this](int x) { return free_[x] > 0; })) {
       const int op = r.waiting.front();
       r.waiting.pop_front();
       for (int x : r.resources) --free_[x];
@@ -459,8 +467,7 @@ int best_trees_per_root(const Topology& topology, int max_trees) {
   return best_of(topology, candidates, PackOptions{}.refine_passes);
 }
 
-TreesResult synthesize_trees(const Topology& topology, const Collective& c,
-                             const TreesOptions& o) {
+TreesResult synthesize_trees(const Topology& topology, const Collective& c, const TreesOptions& o) {
   const int chunks = c.chunks_per_rank;
   const int k = choose_trees(topology, chunks, o);
   check_inputs(topology, c, k);
@@ -469,11 +476,13 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c,
   r.pieces = chunks / k;
   const int n = c.num_ranks;
   const Collective ag = make_collective(CollectiveKind::kAllGather, n, chunks);
-  auto note = [&r, k, &o](const TreePacking& p) {
+  auto note = [&r, &c, k, chunks, &o](const TreePacking& p) {
     r.bottleneck_ratio =
         std::max(r.bottleneck_ratio, p.bottleneck_us_per_mb / p.port_bound_us_per_mb);
     r.max_depth = std::max(r.max_depth, p.max_depth);
-    r.packed_us += p.bottleneck_us_per_mb / k * static_cast<double>(o.bytes) / kBytesPerMb;
+    // A tree carries C / k chunks of bytes / (input chunks) each.
+    r.packed_us += p.bottleneck_us_per_mb * chunks / k * static_cast<double>(o.bytes) /
+                   c.input_chunks / kBytesPerMb;
   };
   auto allgather = [&] {
     const TreePacking p = pack_trees(topology, k, {false, o.refine_passes});
@@ -489,15 +498,16 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c,
   switch (c.kind) {
     case CollectiveKind::kAllGather: r.algorithm = allgather(); break;
     case CollectiveKind::kReduceScatter: r.algorithm = reducescatter(); break;
-    case CollectiveKind::kAllReduce: r.algorithm = allreduce_from(reducescatter(), allgather()); break;
+    case CollectiveKind::kAllReduce:
+      r.algorithm = allreduce_from(reducescatter(), allgather());
+      break;
     default:
       throw UserError("", "collective",
                       "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
   }
-  r.estimate_us =
-      ListScheduler(r.algorithm, topology,
-                    static_cast<double>(o.bytes) / r.algorithm.collective.input_chunks)
-          .run();
+  r.estimate_us = ListScheduler(r.algorithm, topology,
+                                static_cast<double>(o.bytes) / r.algorithm.collective.input_chunks)
+                      .run();
   r.algorithm.name = "trees_" + c.name;
   r.algorithm.topology = topology.name;
   return r;

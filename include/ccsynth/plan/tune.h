@@ -53,7 +53,7 @@ struct TunedSize {
   std::string winner;  // label of the fastest verified program (the ring on ties)
   double time_us = 0;
   double lower_bound_us = 0;
-  double ring_time_us = 0;      // the nccl reference's ring (0 when it does not apply)
+  double ring_time_us = 0;       // the nccl reference's ring (0 when it does not apply)
   std::vector<TunedTime> times;  // every verified candidate's best variant at this size
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
@@ -61,9 +61,9 @@ struct TunedSize {
 /// A program serving a range of per-rank input sizes.
 struct TuneEntry {
   int64_t min_bytes = 0;
-  int64_t max_bytes = 0;  // 0 = unlimited (the last entry)
-  std::string label;      // method (and chunking) that made it
-  std::string file;       // XML file name inside the tuning directory
+  int64_t max_bytes = 0;       // 0 = unlimited (the last entry)
+  std::string label;           // method (and chunking) that made it
+  std::string file;            // XML file name inside the tuning directory
   std::vector<int64_t> sizes;  // the sweep sizes it won
   Program program;             // verified, min_bytes / max_bytes set to the range
 };

@@ -60,9 +60,9 @@ struct TreesOptions {
 struct TreesResult {
   Algorithm algorithm;
   int trees_per_root = 0;
-  int pieces = 0;                   // chunks each tree carries (pipelined)
-  double bottleneck_ratio = 0;      // packing bottleneck / per-rank port bound (worst phase)
-  int max_depth = 0;                // deepest tree of any phase
+  int pieces = 0;               // chunks each tree carries (pipelined)
+  double bottleneck_ratio = 0;  // packing bottleneck / per-rank port bound (worst phase)
+  int max_depth = 0;            // deepest tree of any phase
   /// Bandwidth time of the packing at TreesOptions::bytes (every phase's bottleneck resource
   /// busy all the time), and the list schedule's makespan that set the ops' start times.
   double packed_us = 0;
