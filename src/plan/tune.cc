@@ -111,7 +111,8 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
   }
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.
-    const std::vector<int64_t> at = {r.sizes.front(), r.sizes[r.sizes.size() / 2], r.sizes.back()};
+    std::vector<int64_t> at = {r.sizes.front(), r.sizes[r.sizes.size() / 2], r.sizes.back()};
+    at.erase(std::unique(at.begin(), at.end()), at.end());
     for (const int64_t bytes : at)
       add("tacos@" + format_bytes(bytes), run_method(r, "tacos", 0, bytes));
   }

@@ -13,6 +13,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,9 @@ namespace {
 // Steepness of the congestion price exp(kPriceSteepness * load / (capacity * bound)): high
 // enough that a resource at the bound costs e^10 times an idle one, so trees avoid it.
 constexpr double kPriceSteepness = 10.0;
+// Above this many ranks the default trees per root are chosen among 1 and 2 only (each
+// candidate is a whole packing).
+constexpr int kManyRanks = 256;
 
 // One directed edge of the packing graph (a link or a pair of switch members) and the resources
 // (the link, or the switch ports it leaves and enters by, in that order) a transfer holds.
@@ -125,13 +129,15 @@ double port_bound(const PackGraph& g, int trees_per_root) {
 // The greedy packer's state: resource loads (trees through each) and the congestion prices.
 class Packer {
  public:
-  Packer(const PackGraph& g, double bound) : g_(g), bound_(bound), load_(g.capacity.size(), 0) {}
+  Packer(const PackGraph& g, double bound)
+      : g_(g), bound_(bound), load_(g.capacity.size(), 0), marginal_(g.capacity.size()) {
+    for (size_t r = 0; r < load_.size(); ++r) update(static_cast<int>(r));
+  }
 
   // A spanning out-tree from `root` (parent edge per rank, -1 at the root), grown like Prim's
   // algorithm: always the cheapest edge from the tree to a rank outside it, the shallower on
   // ties. Costs are the marginal congestion price of one more tree on each edge.
   std::vector<int> grow(int root) const {
-    const std::vector<double> cost = edge_costs();
     const int n = g_.num_ranks;
     std::vector<int> parent_edge(n, -1), depth(n, 0);
     std::vector<bool> in_tree(n, false);
@@ -140,7 +146,7 @@ class Packer {
     auto expand = [&](int u) {
       in_tree[u] = true;
       for (int e : g_.out_edges[u]) {
-        if (!in_tree[g_.edges[e].dst]) frontier.emplace(cost[e], depth[u] + 1, e);
+        if (!in_tree[g_.edges[e].dst]) frontier.emplace(cost(e), depth[u] + 1, e);
       }
     };
     expand(root);
@@ -163,7 +169,10 @@ class Packer {
   void charge(const std::vector<int>& parent_edge, int sign) {
     for (int e : parent_edge) {
       if (e < 0) continue;
-      for (int r : g_.edges[e].resources) load_[r] += sign;
+      for (int r : g_.edges[e].resources) {
+        load_[r] += sign;
+        update(r);
+      }
     }
   }
 
@@ -178,17 +187,20 @@ class Packer {
   double price(int resource, double load) const {
     return std::exp(kPriceSteepness * load / (g_.capacity[resource] * bound_));
   }
-  std::vector<double> edge_costs() const {
-    std::vector<double> cost(g_.edges.size(), 0);
-    for (size_t e = 0; e < g_.edges.size(); ++e) {
-      for (int r : g_.edges[e].resources) cost[e] += price(r, load_[r] + 1) - price(r, load_[r]);
-    }
-    return cost;
+  // The price of one more tree on `resource`, kept current as its load changes.
+  void update(int resource) {
+    marginal_[resource] = price(resource, load_[resource] + 1) - price(resource, load_[resource]);
+  }
+  double cost(int edge) const {
+    double sum = 0;
+    for (int r : g_.edges[edge].resources) sum += marginal_[r];
+    return sum;
   }
 
   const PackGraph& g_;
   double bound_;
   std::vector<double> load_;
+  std::vector<double> marginal_;
 };
 
 std::vector<int> parents_of(const PackGraph& g, const std::vector<int>& parent_edge) {
@@ -211,25 +223,30 @@ std::vector<int> depths(const std::vector<int>& parent) {
   return depth;
 }
 
-// Lanes of the connection a tree edge u -> v uses (v -> u of the topology for in-trees).
+// Channel hints for tree edges: trees sharing a link of L lanes take channels 0..L-1 in turn,
+// so that the compiler gives each lane its own threadblock (one transfer at a time each); -1
+// (the compiler's choice) on single-lane connections. In-trees use the reversed connection.
 class LaneCounter {
  public:
-  LaneCounter(const Topology& t, bool transposed) : topology_(t), transposed_(transposed) {}
+  LaneCounter(const Topology& t, bool transposed) : ranks_(t.num_ranks), transposed_(transposed) {
+    for (const Connection& c : t.connections()) {
+      if (c.lanes > 1) lanes_[key(c.src, c.dst)] = {c.lanes, 0};
+    }
+  }
 
-  // A channel hint for one more tree on u -> v: trees sharing a link of L lanes take channels
-  // 0..L-1 in turn, so that the compiler gives each lane its own threadblock (one transfer at a
-  // time each); -1 (the compiler's choice) on single-lane connections.
   int next_channel(int u, int v) {
-    const auto c = transposed_ ? topology_.connection(v, u) : topology_.connection(u, v);
-    CCSYNTH_CHECK(c.has_value()) << "tree edge without a connection";
-    if (c->lanes <= 1) return -1;
-    return used_[{u, v}]++ % c->lanes;
+    const auto it = lanes_.find(transposed_ ? key(v, u) : key(u, v));
+    if (it == lanes_.end()) return -1;
+    auto& [lanes, used] = it->second;
+    return used++ % lanes;
   }
 
  private:
-  const Topology& topology_;
+  int64_t key(int u, int v) const { return static_cast<int64_t>(u) * ranks_ + v; }
+
+  int ranks_;
   bool transposed_;
-  std::map<std::pair<int, int>, int> used_;
+  std::unordered_map<int64_t, std::pair<int, int>> lanes_;  // lanes, trees so far
 };
 
 // Ops of an allgather down the packed trees: tree j of root r carries chunks r*C + j*p ..
@@ -307,18 +324,20 @@ class ListScheduler {
 
   // Routes, resources, and per op its unfinished predecessors and its readers.
   void build() {
-    std::map<std::pair<int, int>, int> route_ids;
+    const int ranks = t_.num_ranks;
+    const size_t chunks = a_.collective.num_chunks();
+    std::vector<int> route_ids(static_cast<size_t>(ranks) * ranks, -1);  // by src * R + dst
     std::map<std::tuple<int, int, int>, int> resource_ids;
-    std::map<std::pair<int, int>, std::vector<int>> writers;  // (rank, chunk) -> ops, in order
+    std::vector<std::vector<int>> writers(ranks * chunks);  // by rank * chunks + chunk, in order
     const size_t n = a_.ops.size();
     route_of_.resize(n);
     missing_.assign(n, 0);
     readers_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const ChunkOp& op = a_.ops[i];
-      const auto [it, added] =
-          route_ids.emplace(std::make_pair(op.src, op.dst), static_cast<int>(routes_.size()));
-      if (added) {
+      int& route = route_ids[static_cast<size_t>(op.src) * ranks + op.dst];
+      if (route < 0) {
+        route = static_cast<int>(routes_.size());
         Route r;
         r.connection = t_.connection(op.src, op.dst).value();
         const Connection& c = r.connection;
@@ -333,16 +352,16 @@ class ListScheduler {
         for (int res : r.resources) users_[res].push_back(static_cast<int>(routes_.size()));
         routes_.push_back(std::move(r));
       }
-      route_of_[i] = it->second;
+      route_of_[i] = route;
       for (int k = 0; k < op.count; ++k) {
-        for (int w : writers[{op.src, op.chunk + k}]) {
+        for (int w : writers[op.src * chunks + op.chunk + k]) {
           if (a_.ops[w].step >= op.step) continue;
           readers_[w].push_back(static_cast<int>(i));
           ++missing_[i];
         }
       }
       for (int k = 0; k < op.count; ++k)
-        writers[{op.dst, op.chunk + k}].push_back(static_cast<int>(i));
+        writers[op.dst * chunks + op.chunk + k].push_back(static_cast<int>(i));
     }
   }
 
@@ -461,7 +480,8 @@ TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackO
 }
 
 int best_trees_per_root(const Topology& topology, int max_trees) {
-  if (max_trees < 1) throw UserError("", "trees", "must be >= 1");
+  if (max_trees < 0) throw UserError("", "trees", "must be >= 0");
+  if (max_trees == 0) max_trees = topology.num_ranks > kManyRanks ? 2 : 8;
   std::vector<int> candidates(max_trees);
   std::iota(candidates.begin(), candidates.end(), 1);
   return best_of(topology, candidates, PackOptions{}.refine_passes);

@@ -45,9 +45,10 @@ struct PackOptions {
 /// others' load `refine_passes` times. Throws UserError when trees_per_root < 1.
 TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackOptions& options);
 
-/// Trees per root the method uses when the chunk count allows: the count in 1..8 whose packing
-/// has the smallest bottleneck per byte of a rank's data (the fewest on ties within 0.5%).
-int best_trees_per_root(const Topology& topology, int max_trees = 8);
+/// Trees per root the method uses when the chunk count allows: the count in 1..max_trees whose
+/// packing has the smallest bottleneck per byte of a rank's data (the fewest on ties within
+/// 0.5%); max_trees 0 means 8, or 2 above 256 ranks.
+int best_trees_per_root(const Topology& topology, int max_trees = 0);
 
 /// Options of the trees method.
 struct TreesOptions {
