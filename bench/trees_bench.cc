@@ -37,13 +37,12 @@ namespace {
 
 using namespace ccsynth;
 
-const std::vector<std::string> kTargets = {"dgx1",      "dgx2x2",       "ndv2x4",
-                                           "ndv4x2",    "dgxh100x2",    "mesh2d:8x8",
+const std::vector<std::string> kTargets = {"dgx1",        "dgx2x2",      "ndv2x4",
+                                           "ndv4x2",      "dgxh100x2",   "mesh2d:8x8",
                                            "torus2d:8x8", "hypercube:6", "rfs:4x4x4"};
 const std::vector<std::string> kQuick = {"dgx1", "dgx2x2", "ndv2x4"};
-const std::vector<CollectiveKind> kKinds = {CollectiveKind::kAllGather,
-                                            CollectiveKind::kReduceScatter,
-                                            CollectiveKind::kAllReduce};
+const std::vector<CollectiveKind> kKinds = {
+    CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce};
 
 bool is_trees(const std::string& label) { return label.rfind("trees", 0) == 0; }
 
@@ -86,8 +85,8 @@ void tuner_row(const std::string& name, CollectiveKind kind) {
   const plan::TuneResult r = plan::tune(request);
   int not_ring = 0;
   for (const plan::TunedSize& s : r.sizes) not_ring += s.winner != "nccl_ring";
-  std::printf("%s,%s,%zu,%zu,%d,%d,%.2f\n", name.c_str(), to_string(kind).c_str(),
-              r.sizes.size(), r.entries.size(), not_ring, r.candidates, r.seconds);
+  std::printf("%s,%s,%zu,%zu,%d,%d,%.2f\n", name.c_str(), to_string(kind).c_str(), r.sizes.size(),
+              r.entries.size(), not_ring, r.candidates, r.seconds);
   std::fflush(stdout);
 }
 
@@ -96,8 +95,7 @@ void large_row(const std::string& name, CollectiveKind kind) {
   const auto started = std::chrono::steady_clock::now();
   synth::TreesOptions o;
   o.trees_per_root = 1;
-  const synth::TreesResult r =
-      synth::synthesize_trees(t, make_collective(kind, t.num_ranks, 1), o);
+  const synth::TreesResult r = synth::synthesize_trees(t, make_collective(kind, t.num_ranks, 1), o);
   std::printf("%s,%s,%d,%d,%.2f,%.4f\n", name.c_str(), to_string(kind).c_str(), t.num_ranks,
               r.trees_per_root, seconds_since(started), r.bottleneck_ratio);
   std::fflush(stdout);

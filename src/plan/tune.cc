@@ -32,7 +32,7 @@ constexpr char kRingLabel[] = "nccl_ring";
 // sccl's SMT search runs only up to this many ranks.
 constexpr int kScclMaxRanks = 8;
 // Pipeline pieces per tree tried by the trees method (its chunks per rank = trees x pieces).
-const std::vector<int> kTreePieces = {1, 4, 16};
+const std::vector<int> kTreePieces = {1, 4, 16, 64};
 
 // A verified program and its simulated times at every size of the sweep.
 struct Candidate {

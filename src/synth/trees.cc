@@ -129,15 +129,22 @@ double port_bound(const PackGraph& g, int trees_per_root) {
 // The greedy packer's state: resource loads (trees through each) and the congestion prices.
 class Packer {
  public:
-  Packer(const PackGraph& g, double bound)
-      : g_(g), bound_(bound), load_(g.capacity.size(), 0), marginal_(g.capacity.size()) {
+  Packer(const PackGraph& g, double bound, double depth_weight)
+      : g_(g),
+        bound_(bound),
+        load_(g.capacity.size(), 0),
+        marginal_(g.capacity.size()),
+        depth_weight_(depth_weight) {
     for (size_t r = 0; r < load_.size(); ++r) update(static_cast<int>(r));
   }
 
   // A spanning out-tree from `root` (parent edge per rank, -1 at the root), grown like Prim's
   // algorithm: always the cheapest edge from the tree to a rank outside it, the shallower on
-  // ties. Costs are the marginal congestion price of one more tree on each edge.
-  std::vector<int> grow(int root) const {
+  // ties, where an edge costs the marginal congestion price of one more tree on its resources.
+  // Each edge is charged as it joins, so the tree pays for its own load too (a star that sends
+  // 15 copies from one port prices that port up as it grows); a frontier edge whose price rose
+  // since it was queued is queued again at its new price. The tree stays charged.
+  std::vector<int> grow(int root) {
     const int n = g_.num_ranks;
     std::vector<int> parent_edge(n, -1), depth(n, 0);
     std::vector<bool> in_tree(n, false);
@@ -146,7 +153,7 @@ class Packer {
     auto expand = [&](int u) {
       in_tree[u] = true;
       for (int e : g_.out_edges[u]) {
-        if (!in_tree[g_.edges[e].dst]) frontier.emplace(cost(e), depth[u] + 1, e);
+        if (!in_tree[g_.edges[e].dst]) frontier.emplace(key(e, depth[u] + 1), depth[u] + 1, e);
       }
     };
     expand(root);
@@ -156,8 +163,13 @@ class Packer {
       frontier.pop();
       const int v = g_.edges[e].dst;
       if (in_tree[v]) continue;
+      if (const double now = key(e, d); now > c) {
+        frontier.emplace(now, d, e);
+        continue;
+      }
       parent_edge[v] = e;
       depth[v] = d;
+      charge_edge(e, +1);
       ++reached;
       expand(v);
     }
@@ -165,14 +177,10 @@ class Packer {
     return parent_edge;
   }
 
-  // Adds (sign +1) or removes (-1) one tree's load.
-  void charge(const std::vector<int>& parent_edge, int sign) {
+  // Removes one tree's load (to grow it again).
+  void remove(const std::vector<int>& parent_edge) {
     for (int e : parent_edge) {
-      if (e < 0) continue;
-      for (int r : g_.edges[e].resources) {
-        load_[r] += sign;
-        update(r);
-      }
+      if (e >= 0) charge_edge(e, -1);
     }
   }
 
@@ -187,10 +195,19 @@ class Packer {
   double price(int resource, double load) const {
     return std::exp(kPriceSteepness * load / (g_.capacity[resource] * bound_));
   }
+  void charge_edge(int edge, int sign) {
+    for (int r : g_.edges[edge].resources) {
+      load_[r] += sign;
+      update(r);
+    }
+  }
   // The price of one more tree on `resource`, kept current as its load changes.
   void update(int resource) {
     marginal_[resource] = price(resource, load_[resource] + 1) - price(resource, load_[resource]);
   }
+  // The frontier key: the edge's price, raised by depth_weight_ per level so that among nearly
+  // equally loaded choices shallow trees win (a shorter pipeline to fill).
+  double key(int edge, int depth) const { return cost(edge) * (1 + depth_weight_ * depth); }
   double cost(int edge) const {
     double sum = 0;
     for (int r : g_.edges[edge].resources) sum += marginal_[r];
@@ -201,6 +218,7 @@ class Packer {
   double bound_;
   std::vector<double> load_;
   std::vector<double> marginal_;
+  double depth_weight_;
 };
 
 std::vector<int> parents_of(const PackGraph& g, const std::vector<int>& parent_edge) {
@@ -417,6 +435,13 @@ void check_inputs(const Topology& topology, const Collective& c, int trees_per_r
   }
 }
 
+// Depth weights tried (PackOptions::depth_weight): above kManyRanks only 0, where pipelines
+// are long anyway and each packing costs seconds.
+std::vector<double> depth_weights(const Topology& t) {
+  if (t.num_ranks > kManyRanks) return {0.0};
+  return {0.0, 0.1, 0.5};
+}
+
 // The candidate whose packing has the smallest bottleneck per byte of a rank's data (a tree
 // carries 1 / k of it); the fewest trees unless more are 0.5% better.
 int best_of(const Topology& topology, const std::vector<int>& candidates, int refine_passes) {
@@ -452,7 +477,7 @@ TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackO
   out.num_ranks = topology.num_ranks;
   out.trees_per_root = trees_per_root;
   out.port_bound_us_per_mb = port_bound(g, trees_per_root);
-  Packer packer(g, out.port_bound_us_per_mb);
+  Packer packer(g, out.port_bound_us_per_mb, o.depth_weight);
   const int n = topology.num_ranks;
   std::vector<std::vector<int>> trees(static_cast<size_t>(n) * trees_per_root);
   // Round-robin over roots so that every root's first tree sees the same early prices.
@@ -460,14 +485,12 @@ TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackO
     for (int r = 0; r < n; ++r) {
       std::vector<int>& tree = trees[static_cast<size_t>(r) * trees_per_root + j];
       tree = packer.grow(r);
-      packer.charge(tree, +1);
     }
   }
   for (int pass = 0; pass < o.refine_passes; ++pass) {
     for (size_t t = 0; t < trees.size(); ++t) {
-      packer.charge(trees[t], -1);
+      packer.remove(trees[t]);
       trees[t] = packer.grow(static_cast<int>(t) / trees_per_root);
-      packer.charge(trees[t], +1);
     }
   }
   out.bottleneck_us_per_mb = packer.bottleneck();
@@ -496,38 +519,48 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   r.pieces = chunks / k;
   const int n = c.num_ranks;
   const Collective ag = make_collective(CollectiveKind::kAllGather, n, chunks);
-  auto note = [&r, &c, k, chunks, &o](const TreePacking& p) {
-    r.bottleneck_ratio =
-        std::max(r.bottleneck_ratio, p.bottleneck_us_per_mb / p.port_bound_us_per_mb);
-    r.max_depth = std::max(r.max_depth, p.max_depth);
-    // A tree carries C / k chunks of bytes / (input chunks) each.
-    r.packed_us += p.bottleneck_us_per_mb * chunks / k * static_cast<double>(o.bytes) /
-                   c.input_chunks / kBytesPerMb;
+  const double chunk_bytes = static_cast<double>(o.bytes) / c.input_chunks;
+  // One phase: an allgather down out-trees, or (transposed) the inverse of one down in-trees,
+  // where reductions flow up to every root; of the packings with each depth weight, the one
+  // whose list schedule ends first.
+  auto phase = [&](bool transposed) {
+    Algorithm best;
+    double best_us = 0;
+    for (const double weight : depth_weights(topology)) {
+      const TreePacking p = pack_trees(topology, k, {transposed, o.refine_passes, weight});
+      Algorithm a = allgather_down_trees(p, ag, LaneCounter(topology, transposed));
+      if (transposed) a = invert(a);
+      const double us = ListScheduler(a, topology, chunk_bytes).run();
+      if (best_us > 0 && us >= best_us) continue;
+      best = std::move(a);
+      best_us = us;
+      r.max_depth = p.max_depth;
+      r.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
+      // A tree carries C / k chunks.
+      r.packed_us = p.bottleneck_us_per_mb * chunks / k * chunk_bytes / kBytesPerMb;
+    }
+    return best;
   };
-  auto allgather = [&] {
-    const TreePacking p = pack_trees(topology, k, {false, o.refine_passes});
-    note(p);
-    return allgather_down_trees(p, ag, LaneCounter(topology, false));
-  };
-  // The inverse of an allgather down in-trees: reductions flow up to every root.
-  auto reducescatter = [&] {
-    const TreePacking p = pack_trees(topology, k, {true, o.refine_passes});
-    note(p);
-    return invert(allgather_down_trees(p, ag, LaneCounter(topology, true)));
-  };
+  auto allgather = [&] { return phase(false); };
+  auto reducescatter = [&] { return phase(true); };
   switch (c.kind) {
     case CollectiveKind::kAllGather: r.algorithm = allgather(); break;
     case CollectiveKind::kReduceScatter: r.algorithm = reducescatter(); break;
-    case CollectiveKind::kAllReduce:
-      r.algorithm = allreduce_from(reducescatter(), allgather());
+    case CollectiveKind::kAllReduce: {
+      const Algorithm rs = reducescatter();
+      const TreesResult first = r;
+      const Algorithm ag_phase = allgather();
+      r.max_depth = std::max(r.max_depth, first.max_depth);
+      r.bottleneck_ratio = std::max(r.bottleneck_ratio, first.bottleneck_ratio);
+      r.packed_us += first.packed_us;
+      r.algorithm = allreduce_from(rs, ag_phase);
       break;
+    }
     default:
       throw UserError("", "collective",
                       "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
   }
-  r.estimate_us = ListScheduler(r.algorithm, topology,
-                                static_cast<double>(o.bytes) / r.algorithm.collective.input_chunks)
-                      .run();
+  r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
   r.algorithm.name = "trees_" + c.name;
   r.algorithm.topology = topology.name;
   return r;

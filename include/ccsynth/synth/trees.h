@@ -38,6 +38,9 @@ struct TreePacking {
 struct PackOptions {
   bool transposed = false;  // pack in-trees (every edge reversed), as reducescatter needs
   int refine_passes = 4;    // rip-up-and-reroute passes over every tree after the first fill
+  /// Growing a tree, an edge's price is raised by this share per level of depth: > 0 trades
+  /// some balance for shallower trees (shorter pipelines).
+  double depth_weight = 0.0;
 };
 
 /// Packs `trees_per_root` spanning out-trees per rank greedily against an exponential congestion
@@ -71,7 +74,9 @@ struct TreesResult {
 };
 
 /// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split
-/// over trees_per_root trees (which must divide it). UserError for other collectives, a rank
+/// over trees_per_root trees (which must divide it). Each phase keeps, of the packings with
+/// depth weights 0, 0.1 and 0.5 (only 0 above 256 ranks), the one whose list schedule at
+/// TreesOptions::bytes ends first. UserError for other collectives, a rank
 /// count that differs from the topology's, or trees that do not divide the chunks.
 TreesResult synthesize_trees(const Topology& topology, const Collective& collective,
                              const TreesOptions& options);
