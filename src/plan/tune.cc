@@ -94,8 +94,14 @@ std::optional<Algorithm> run_method(const TuneRequest& r, const std::string& nam
 // The labelled algorithms the tuner compares (see the header comment).
 std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRequest& r) {
   std::vector<std::pair<std::string, Algorithm>> out;
+  // A method that makes the same ops as an earlier one (e.g. `ring` with NCCL's rings, which
+  // is nccl_ring) is evaluated once, under the earlier label.
   auto add = [&](const std::string& label, std::optional<Algorithm> a) {
-    if (a && !skipped(r, label)) out.emplace_back(label, std::move(*a));
+    if (!a || skipped(r, label)) return;
+    for (const auto& [_, seen] : out) {
+      if (seen.collective == a->collective && seen.ops == a->ops) return;
+    }
+    out.emplace_back(label, std::move(*a));
   };
   const Collective reference = make_collective(r.kind, r.topology.num_ranks, 1);
   for (NcclCandidate& c : reference_nccl(reference, r.topology))
