@@ -1,6 +1,7 @@
 // `ccsynth tune -t TOPO -c COLL [--sizes 1K:1G] [--sketch S] -o DIR`: the tuner (plan/tune.h)
 // over a size sweep; writes one MSCCL XML file per size range and DIR/tuning.json.
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -71,6 +72,11 @@ int run_tune(const TuneFlags& f) {
   request.time_limit_s = f.time_limit_s;
   request.skip = f.skip;
   request.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  // Fail before minutes of tuning when the output directory cannot be made.
+  std::error_code error;
+  std::filesystem::create_directories(f.output, error);
+  if (error)
+    throw UserError(f.output, "--output", "cannot create the directory: " + error.message());
   const plan::TuneResult result = plan::tune(request);
   plan::write_tuning_dir(result, f.output);
   if (f.json) {
