@@ -113,7 +113,7 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
     const int trees = synth::best_trees_per_root(r.topology);
     for (const int pieces : kTreePieces)
       add(fmt::format("trees_c{}", trees * pieces),
-          run_method(r, "trees", trees * pieces, std::nullopt, {{"trees", trees}}));
+          run_method(r, "trees", trees * pieces, r.sizes.back(), {{"trees", trees}}));
   }
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.
