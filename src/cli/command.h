@@ -102,5 +102,6 @@ void add_synth_command(CLI::App& app, CommandResult& result);
 void add_demo_command(CLI::App& app, CommandResult& result);
 void add_run_command(CLI::App& app, CommandResult& result);
 void add_report_command(CLI::App& app, CommandResult& result);
+void add_tune_command(CLI::App& app, CommandResult& result);
 
 }  // namespace ccsynth::cli

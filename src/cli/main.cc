@@ -40,8 +40,9 @@ int run(int argc, char** argv) {
   add_baseline_command(app, result);
   add_pareto_command(app, result);
   add_run_command(app, result);
-  check_verb(app, argc, argv);
   add_report_command(app, result);
+  add_tune_command(app, result);
+  check_verb(app, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

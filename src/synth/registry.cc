@@ -13,6 +13,7 @@
 #include "ccsynth/synth/sketch.h"
 #include "ccsynth/synth/taccl.h"
 #include "ccsynth/synth/tacos.h"
+#include "ccsynth/synth/trees.h"
 
 namespace ccsynth::synth {
 
@@ -189,6 +190,55 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
   return out;
 }
 
+// ---- trees (throughput) --------------------------------------------------------------------
+
+// Pipeline pieces per tree when the chunk count is the method's default.
+constexpr int kDefaultTreePieces = 4;
+
+SynthResult run_trees(const Topology& topology, const Collective& collective,
+                      const SynthOptions& o) {
+  TreesOptions options;
+  options.trees_per_root = param(o, "trees", 0);
+  options.refine_passes = param(o, "refine", options.refine_passes);
+  options.bytes = o.bytes.value_or(kDefaultBytes);
+  const auto started = std::chrono::steady_clock::now();
+  TreesResult r = synthesize_trees(topology, collective, options);
+  const double seconds = seconds_since(started);
+  report(o, fmt::format("trees: {} trees per root, {} pieces each, bottleneck {:.4f}x the port "
+                        "bound, depth {}, {:.3f} s",
+                        r.trees_per_root, r.pieces, r.bottleneck_ratio, r.max_depth, seconds));
+  SynthResult out;
+  out.status = SynthStatus::kFeasible;  // greedy packing: no optimality claim
+  out.stats = {{"trees_per_root", r.trees_per_root},
+               {"pieces", r.pieces},
+               {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
+               {"max_depth", r.max_depth},
+               {"packed_bandwidth_us", r.packed_us},
+               {"schedule_estimate_us", r.estimate_us},
+               {"trees_seconds", seconds}};
+  out.algorithm = std::move(r.algorithm);
+  return out;
+}
+
+Synthesizer trees_synthesizer() {
+  Synthesizer s;
+  s.name = "trees";
+  s.description =
+      "throughput: pipelined spanning out-trees packed to the link and port bandwidths "
+      "(allgather, reducescatter, allreduce)";
+  s.params = {
+      {"trees", ParamKind::kInt,
+       "spanning out-trees per root; must divide the chunks (default: the divisor up to 8 "
+       "that packs best)",
+       false, true},
+      {"refine", ParamKind::kInt, "rip-up-and-reroute passes over every tree (default 4)", true}};
+  s.default_chunks = [](const Topology& t, CollectiveKind) {
+    return best_trees_per_root(t) * kDefaultTreePieces;
+  };
+  s.run = run_trees;
+  return s;
+}
+
 // ---- baselines ---------------------------------------------------------------------------
 
 // The ring flags, or NCCL's rings (nccl_rings, searched once) when none is given.
@@ -348,6 +398,7 @@ std::vector<Synthesizer> make_registry() {
       {"no-replacement", ParamKind::kBool, "disable chunk replacement (TACOS sec. IV.F)"}};
   tacos.run = run_tacos;
   all.push_back(tacos);
+  all.push_back(trees_synthesizer());
 
   for (BaselineKind kind : all_baseline_kinds()) all.push_back(baseline_synthesizer(kind));
   return all;

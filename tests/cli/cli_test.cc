@@ -13,7 +13,7 @@ TEST_F(Cli, HelpListsEveryVerb) {
   const CliRun r = run("--help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* verb : {"demo", "topo", "synth", "verify", "simulate", "bounds", "compile",
-                           "baseline", "pareto", "run"}) {
+                           "baseline", "pareto", "run", "tune"}) {
     EXPECT_NE(r.out.find(std::string("  ") + verb + " "), std::string::npos) << verb;
   }
 }
@@ -225,6 +225,38 @@ TEST_F(Cli, SynthTacosAllreduceOnMesh) {
       run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
   expect_synthesized(r);
   expect_verified(xml);
+}
+
+TEST_F(Cli, SynthTreesReducescatterOnDgx1) {
+  const std::string xml = path("trees.xml");
+  const CliRun r =
+      run("synth --method trees -t dgx1 -c reducescatter --chunks 6 --trees 6 "
+          "--size 64M --json -o " +
+          xml);
+  expect_synthesized(r);
+  EXPECT_EQ(r.doc()["details"]["trees_per_root"], 6);
+  expect_verified(xml);
+}
+
+// The tuner writes a table whose files verify; bad sizes are bad input.
+TEST_F(Cli, TuneWritesVerifiedRangesAndTuningJson) {
+  const std::string dir = path("tuned");
+  const CliRun r =
+      run("tune -t ring:4 -c allgather --sizes 1K:1M --factor 32 --skip tacos "
+          "--skip sccl --json -o " +
+          dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json doc = r.doc();
+  EXPECT_EQ(doc["format"], "ccsynth-tuning");
+  EXPECT_EQ(doc["sizes"].size(), 3u);
+  ASSERT_FALSE(doc["entries"].empty());
+  EXPECT_EQ(doc["entries"].front()["min_bytes"], 0);
+  EXPECT_EQ(doc["entries"].back()["max_bytes"], 0);
+  for (const json& e : doc["entries"]) expect_verified(dir + "/" + e["file"].get<std::string>());
+  EXPECT_TRUE(fs::exists(dir + "/tuning.json"));
+  const CliRun bad = run("tune -t ring:4 --sizes 1M:1K -o " + dir);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--sizes"), std::string::npos) << bad.err;
 }
 
 TEST_F(Cli, SynthScclAllgatherOnDgx1) {

@@ -23,14 +23,16 @@ std::vector<std::string> names() {
 }
 
 TEST(Registry, ListsEverySynthesizerAndBaselineOnce) {
-  const std::vector<std::string> expected = {"taccl", "sccl", "tacos",      "ring", "direct",
-                                             "rd",    "rhd",  "dbt",        "hier", "twostep",
-                                             "chain", "tree", "cooperative"};
+  const std::vector<std::string> expected = {"taccl",   "sccl",  "tacos", "trees",      "ring",
+                                             "direct",  "rd",    "rhd",   "dbt",        "hier",
+                                             "twostep", "chain", "tree",  "cooperative"};
   EXPECT_EQ(names(), expected);
   for (const Synthesizer& s : synthesizers()) {
     EXPECT_FALSE(s.description.empty()) << s.name;
     EXPECT_TRUE(s.run) << s.name;
-    EXPECT_EQ(s.baseline, s.name != "taccl" && s.name != "sccl" && s.name != "tacos") << s.name;
+    EXPECT_EQ(s.baseline,
+              s.name != "taccl" && s.name != "sccl" && s.name != "tacos" && s.name != "trees")
+        << s.name;
   }
 }
 
@@ -40,7 +42,7 @@ TEST(Registry, UnknownMethodListsTheKnownOnes) {
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_EQ(e.field(), "method");
-    EXPECT_NE(std::string(e.what()).find("taccl, sccl, tacos, ring"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("taccl, sccl, tacos, trees, ring"), std::string::npos)
         << e.what();
   }
 }
@@ -155,6 +157,9 @@ std::vector<MethodCase> method_cases() {
       {"sccl", "ring:4", CK::kAllGather, nlohmann::json::object(),
        "sccl_ring4_allgather_least_steps"},
       {"tacos", "mesh2d:3x3", CK::kAllReduce, {{"trials", 2}}, "tacos_mesh3x3_allreduce"},
+      {"trees", "dgx1", CK::kAllGather, nlohmann::json::object(), "trees_dgx1_allgather"},
+      {"trees", "ndv2x2", CK::kReduceScatter, {{"trees", 2}}, "trees_ndv2x2_reducescatter"},
+      {"trees", "mesh2d:3x3", CK::kAllReduce, nlohmann::json::object(), "trees_mesh3x3_allreduce"},
       {"ring", "dgx1", CK::kAllReduce, nlohmann::json::object(), "ring_dgx1_allreduce"},
       {"ring", "ring:8", CK::kAllGather, {{"one-way", true}}, "ring_ring8_allgather_one_way"},
       {"direct", "dgx2", CK::kAllToAll, nlohmann::json::object(), "direct_dgx2_alltoall"},

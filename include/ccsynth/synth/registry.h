@@ -75,7 +75,7 @@ struct Synthesizer {
       run;
 };
 
-/// Every registered synthesizer: taccl, sccl, tacos, then the baselines in BaselineKind order.
+/// Every registered synthesizer: taccl, sccl, tacos, trees, then the baselines in BaselineKind order.
 const std::vector<Synthesizer>& synthesizers();
 
 /// The synthesizer named `name`; UserError (field `field`) listing the known names otherwise.

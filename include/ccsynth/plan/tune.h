@@ -1,0 +1,101 @@
+#pragma once
+// The tuner (docs/tuning.md): for one topology and collective, every applicable method (the
+// nccl reference, the baselines, tacos, trees, sccl on small topologies, taccl with a sketch)
+// in several chunkings, each compiled in several variants, is verified and simulated over a
+// size sweep; per size the fastest verified program wins (the nccl ring keeps a size unless
+// another is faster), and consecutive sizes with the same winner become one entry whose
+// [min_bytes, max_bytes] ranges tile all sizes. The result is written as MSCCL XML files plus
+// DIR/tuning.json, which load_tuning_dir() loads into a Communicator.
+//
+//   plan::TuneRequest request;
+//   request.topology = topologies::make_builtin("dgx1");
+//   request.kind = CollectiveKind::kAllGather;
+//   request.sizes = plan::size_sweep(1 << 10, 1 << 30, 4);
+//   plan::write_tuning_dir(plan::tune(request), "out/dgx1_allgather");
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ccsynth/core/collective.h"
+#include "ccsynth/core/program.h"
+#include "ccsynth/core/topology.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/runtime/communicator.h"
+
+namespace ccsynth::plan {
+
+/// What to tune.
+struct TuneRequest {
+  Topology topology;
+  CollectiveKind kind = CollectiveKind::kAllGather;
+  std::vector<int64_t> sizes;  // bytes per rank, ascending and distinct; empty = 1 KiB..1 GiB x4
+  std::string sketch;          // a TACCL sketch file; taccl runs only when given
+  formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
+  double time_limit_s = 10;  // per solver stage of sccl and taccl
+  /// Method labels to leave out (e.g. "sccl"); a label is the method name, or "nccl_<algo>".
+  std::vector<std::string> skip;
+  std::function<void(const std::string& line)> progress;  // one line per candidate; may be empty
+};
+
+/// One candidate's simulated time at one size.
+struct TunedTime {
+  std::string label;
+  double time_us = 0;
+};
+
+/// The outcome at one size of the sweep.
+struct TunedSize {
+  int64_t bytes = 0;
+  std::string winner;  // label of the fastest verified program (the ring on ties)
+  double time_us = 0;
+  double lower_bound_us = 0;
+  double ring_time_us = 0;       // the nccl reference's ring (0 when it does not apply)
+  std::vector<TunedTime> times;  // every verified candidate's best variant at this size
+  double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
+};
+
+/// A program serving a range of per-rank input sizes.
+struct TuneEntry {
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;       // 0 = unlimited (the last entry)
+  std::string label;           // method (and chunking) that made it
+  std::string file;            // XML file name inside the tuning directory
+  std::vector<int64_t> sizes;  // the sweep sizes it won
+  Program program;             // verified, min_bytes / max_bytes set to the range
+};
+
+/// The tuning table.
+struct TuneResult {
+  std::string topology;
+  CollectiveKind kind = CollectiveKind::kAllGather;
+  formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
+  std::vector<TunedSize> sizes;
+  std::vector<TuneEntry> entries;  // ascending, ranges tiling [0, unlimited)
+  int candidates = 0;              // verified (method, chunking, variant) programs compared
+  double seconds = 0;
+};
+
+/// from, from*factor, ... up to and including `to` (UserError unless 0 < from <= to, factor > 1).
+std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor);
+
+/// Runs the tuner. UserError for an empty or unsorted size list, a collective none of the
+/// methods makes, or a rank count the nccl reference cannot serve.
+TuneResult tune(const TuneRequest& request);
+
+/// The "ccsynth-tuning" document (docs/formats.md): topology, collective, per entry the range,
+/// label, file and per-size time, bound and ratio; per size every candidate's time.
+nlohmann::json tuning_json(const TuneResult& result);
+
+/// Writes every entry's program as DIR/<file> and DIR/tuning.json (the directory is created).
+/// UserError naming the path when it cannot be written.
+void write_tuning_dir(const TuneResult& result, const std::string& dir);
+
+/// Loads DIR/tuning.json's programs into `communicator` with their ranges; returns how many.
+/// UserError naming the file and field for a missing or malformed table or program.
+int load_tuning_dir(runtime::Communicator& communicator, const std::string& dir);
+
+}  // namespace ccsynth::plan

@@ -1,0 +1,84 @@
+#pragma once
+// The throughput method `trees` (docs/trees.md): every rank's data travels down rooted spanning
+// out-trees packed onto the topology so that no link or switch port carries more than its share,
+// aiming at the cut bound of allgather (ForestColl's spanning-tree packing). Switches are
+// replaced by direct edges between their members whose use is charged to the members' ports (a
+// port-constrained complete graph: every cut keeps exactly the switch's capacity), so the trees
+// address switch members directly, as the Algorithm IR does. Each tree carries `pieces`
+// consecutive chunks of its root, pipelined down the tree. Reducescatter is the inverse of an
+// allgather packed on the transposed topology (in-trees), allreduce is reducescatter then
+// allgather.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/collective.h"
+#include "ccsynth/core/topology.h"
+
+namespace ccsynth::synth {
+
+/// A packing of `trees_per_root` spanning out-trees for every rank of a topology.
+struct TreePacking {
+  int num_ranks = 0;
+  int trees_per_root = 0;
+  /// parents[r * trees_per_root + j][v]: v's parent in root r's j-th tree (-1 at r itself).
+  std::vector<std::vector<int>> parents;
+  /// The packing's bandwidth time per MB of one tree's data: the largest over links and switch
+  /// port directions of (trees using it) / (its bandwidth in MB per us).
+  double bottleneck_us_per_mb = 0;
+  /// The per-rank ingress / egress lower bound of the same quantity (trees must enter and
+  /// leave every rank); bottleneck / this is the packing's ratio to that bound.
+  double port_bound_us_per_mb = 0;
+  int max_depth = 0;  // deepest tree, in edges
+};
+
+/// Options of pack_trees.
+struct PackOptions {
+  bool transposed = false;  // pack in-trees (every edge reversed), as reducescatter needs
+  int refine_passes = 4;    // rip-up-and-reroute passes over every tree after the first fill
+  /// Growing a tree, an edge's price is raised by this share per level of depth: > 0 trades
+  /// some balance for shallower trees (shorter pipelines).
+  double depth_weight = 0.0;
+};
+
+/// Packs `trees_per_root` spanning out-trees per rank greedily against an exponential congestion
+/// price per resource (link, switch port direction), then re-routes every tree against the
+/// others' load `refine_passes` times. Throws UserError when trees_per_root < 1.
+TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackOptions& options);
+
+/// Trees per root the method uses when the chunk count allows: the count in 1..max_trees whose
+/// packing has the smallest bottleneck per byte of a rank's data (the fewest on ties within
+/// 0.5%); max_trees 0 means 8, or 2 above 256 ranks.
+int best_trees_per_root(const Topology& topology, int max_trees = 0);
+
+/// Options of the trees method.
+struct TreesOptions {
+  int trees_per_root = 0;  // 0: the divisor of the chunk count up to 8 that packs best
+  int refine_passes = 4;
+  int64_t bytes = int64_t{1} << 20;  // per-rank size the ops' start times are estimated for
+};
+
+/// What synthesize_trees made, with the packing's figures for the stats.
+struct TreesResult {
+  Algorithm algorithm;
+  int trees_per_root = 0;
+  int pieces = 0;               // chunks each tree carries (pipelined)
+  double bottleneck_ratio = 0;  // packing bottleneck / per-rank port bound (worst phase)
+  int max_depth = 0;            // deepest tree of any phase
+  /// Bandwidth time of the packing at TreesOptions::bytes (every phase's bottleneck resource
+  /// busy all the time), and the list schedule's makespan that set the ops' start times.
+  double packed_us = 0;
+  double estimate_us = 0;
+};
+
+/// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split
+/// over trees_per_root trees (which must divide it). Each phase keeps, of the packings with
+/// depth weights 0, 0.1 and 0.5 (only 0 above 256 ranks), the one whose list schedule at
+/// TreesOptions::bytes ends first. UserError for other collectives, a rank
+/// count that differs from the topology's, or trees that do not divide the chunks.
+TreesResult synthesize_trees(const Topology& topology, const Collective& collective,
+                             const TreesOptions& options);
+
+}  // namespace ccsynth::synth

@@ -1,0 +1,183 @@
+// The tuner: sweeps, winners per size (the fastest verified program, the ring on ties), entry
+// ranges tiling all sizes, the tuning directory's round trip, and a Communicator that loads it
+// and runs each size with the entry's program, correctly.
+
+#include "ccsynth/plan/tune.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ccsynth/core/error.h"
+#include "ccsynth/formats/json_io.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/communicator.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::plan {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = kKiB * kKiB;
+
+TEST(Tune, SizeSweep) {
+  EXPECT_EQ(size_sweep(kKiB, kMiB, 4),
+            (std::vector<int64_t>{kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, kMiB}));
+  EXPECT_EQ(size_sweep(kKiB, 3 * kKiB, 2), (std::vector<int64_t>{kKiB, 2 * kKiB}));
+  EXPECT_EQ(size_sweep(kKiB, kKiB, 4), (std::vector<int64_t>{kKiB}));
+  EXPECT_THROW(size_sweep(kKiB, 1000, 4), UserError);
+  EXPECT_THROW(size_sweep(0, kKiB, 4), UserError);
+  EXPECT_THROW(size_sweep(kKiB, kMiB, 1), UserError);
+}
+
+TEST(Tune, RejectsUnsortedSizes) {
+  TuneRequest request;
+  request.topology = topologies::make_builtin("ring:4");
+  request.sizes = {kMiB, kKiB};
+  EXPECT_THROW(tune(request), UserError);
+}
+
+// dgx1 allgather from 1 KiB to 256 MiB: every size's winner is the fastest candidate (the
+// ring unless beaten), the entries tile [0, unlimited) in order and hold verified programs.
+class TuneDgx1 : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    TuneRequest request;
+    request.topology = topologies::make_builtin("dgx1");
+    request.kind = CollectiveKind::kAllGather;
+    request.sizes = size_sweep(kKiB, 256 * kMiB, 64);
+    request.skip = {"sccl"};
+    result_ = new TuneResult(tune(request));
+  }
+  static void TearDownTestSuite() { delete result_; }
+  static TuneResult* result_;
+};
+TuneResult* TuneDgx1::result_ = nullptr;
+
+TEST_F(TuneDgx1, ChoosesTheFastestVerifiedProgramPerSize) {
+  const TuneResult& r = *result_;
+  ASSERT_EQ(r.sizes.size(), 4u);
+  for (const TunedSize& s : r.sizes) {
+    ASSERT_FALSE(s.times.empty());
+    double fastest = s.times.front().time_us;
+    bool has_trees = false;
+    for (const TunedTime& t : s.times) {
+      fastest = std::min(fastest, t.time_us);
+      has_trees = has_trees || t.label.rfind("trees", 0) == 0;
+    }
+    EXPECT_TRUE(has_trees) << s.bytes;
+    EXPECT_GT(s.ring_time_us, 0);
+    EXPECT_LE(s.time_us, s.ring_time_us) << s.bytes;
+    if (s.winner == "nccl_ring") {
+      EXPECT_LE(s.time_us, fastest * 1.001 + 1e-9) << s.bytes;
+    } else {
+      EXPECT_DOUBLE_EQ(s.time_us, fastest) << s.bytes;
+      EXPECT_LT(s.time_us, s.ring_time_us * 0.999) << s.bytes;
+    }
+    EXPECT_GE(s.ratio_to_bound(), 1.0);
+  }
+}
+
+TEST_F(TuneDgx1, EntriesTileTheSizesWithVerifiedPrograms) {
+  const TuneResult& r = *result_;
+  ASSERT_FALSE(r.entries.empty());
+  EXPECT_EQ(r.entries.front().min_bytes, 0);
+  EXPECT_EQ(r.entries.back().max_bytes, 0);
+  size_t next_size = 0;
+  for (size_t i = 0; i < r.entries.size(); ++i) {
+    const TuneEntry& e = r.entries[i];
+    if (i > 0) {
+      EXPECT_EQ(e.min_bytes, r.entries[i - 1].max_bytes + 1);
+    }
+    EXPECT_EQ(e.program.min_bytes, e.min_bytes);
+    EXPECT_EQ(e.program.max_bytes, e.max_bytes);
+    for (const int64_t bytes : e.sizes) {  // the entry's sizes are the next ones of the sweep
+      ASSERT_LT(next_size, r.sizes.size());
+      EXPECT_EQ(bytes, r.sizes[next_size].bytes);
+      EXPECT_EQ(e.label, r.sizes[next_size].winner);
+      EXPECT_GE(bytes, e.min_bytes);
+      if (e.max_bytes > 0) {
+        EXPECT_LE(bytes, e.max_bytes);
+      }
+      ++next_size;
+    }
+    const verify::VerifyReport report = verify::verify_program(e.program);
+    EXPECT_TRUE(report.ok()) << e.label << "\n" << report.summary();
+  }
+  EXPECT_EQ(next_size, r.sizes.size());
+}
+
+// The directory round trip: the XML files carry the ranges, and a Communicator loading the
+// directory runs every size with its entry's program and gets the right allgather.
+TEST_F(TuneDgx1, CommunicatorLoadsTheTuningDirectory) {
+  const TuneResult& r = *result_;
+  const std::string dir = (std::filesystem::temp_directory_path() / "ccsynth_tune_test").string();
+  std::filesystem::remove_all(dir);
+  write_tuning_dir(r, dir);
+  const formats::Json doc = formats::read_json_file(dir + "/tuning.json");
+  EXPECT_EQ(doc.at("format"), "ccsynth-tuning");
+  EXPECT_EQ(doc.at("entries").size(), r.entries.size());
+  for (const TuneEntry& e : r.entries) {
+    const Program p = formats::read_msccl_xml_file(dir + "/" + e.file);
+    EXPECT_EQ(p.min_bytes, e.min_bytes);
+    EXPECT_EQ(p.max_bytes, e.max_bytes);
+  }
+  runtime::Communicator communicator = make_communicator(8);
+  communicator.set_fallback(false);
+  EXPECT_EQ(load_tuning_dir(communicator, dir), static_cast<int>(r.entries.size()));
+  for (size_t i = 0; i < r.entries.size(); ++i) {
+    if (r.entries[i].sizes.front() > 4 * kMiB) continue;  // the CPU runtime runs small ones
+    // A program serves counts its chunks divide (else the Communicator falls back): the
+    // entry's first size rounded down to its chunking, still inside its range.
+    const size_t chunks = collective_of(r.entries[i].program).input_chunks;
+    const size_t count = r.entries[i].sizes.front() / sizeof(int32_t) / chunks * chunks;
+    const int64_t bytes = static_cast<int64_t>(count * sizeof(int32_t));
+    ASSERT_GE(bytes, r.entries[i].min_bytes);
+    std::vector<std::vector<int32_t>> send(8, std::vector<int32_t>(count));
+    std::vector<std::vector<int32_t>> recv(8, std::vector<int32_t>(8 * count, -1));
+    std::vector<const void*> s;
+    std::vector<void*> d;
+    for (int rank = 0; rank < 8; ++rank) {
+      for (size_t j = 0; j < count; ++j) send[rank][j] = static_cast<int32_t>(rank * 1000003 + j);
+      s.push_back(send[rank].data());
+      d.push_back(recv[rank].data());
+    }
+    communicator.allgather(s, d, count, runtime::DataType::kInt32);
+    EXPECT_EQ(communicator.last_call().program, static_cast<int>(i)) << bytes;
+    for (int rank = 0; rank < 8; ++rank) {
+      for (int from = 0; from < 8; ++from) {
+        EXPECT_TRUE(std::equal(send[from].begin(), send[from].end(),
+                               recv[rank].begin() + static_cast<int64_t>(from * count)))
+            << "rank " << rank << " block " << from;
+      }
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Tune, LoadRejectsAMalformedTable) {
+  const std::string dir = (std::filesystem::temp_directory_path() / "ccsynth_tune_bad").string();
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/tuning.json")
+      << R"({"format": "ccsynth-tuning", "version": 1, "entries": [{"file": "../x.xml",
+            "min_bytes": 0, "max_bytes": 0}]})";
+  runtime::Communicator communicator = make_communicator(8);
+  try {
+    load_tuning_dir(communicator, dir);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "entries[0].file");
+    EXPECT_NE(e.file().find("tuning.json"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(load_tuning_dir(communicator, dir), UserError);  // no table at all
+}
+
+}  // namespace
+}  // namespace ccsynth::plan

@@ -1,0 +1,156 @@
+// The throughput method: tree packings reach the cut bound (sim/bounds.h) on small topologies of
+// every kind (a ring, DGX-1's hybrid cube mesh with double links, an NVSwitch machine, a mesh),
+// every tree spans all ranks and uses only connections of the topology, and the algorithms
+// verify before and after compilation.
+
+#include "ccsynth/synth/trees.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/instances.h"
+#include "ccsynth/core/error.h"
+#include "ccsynth/core/units.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_algorithm.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::synth {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+// Every tree has its root as the only rank without a parent, reaches every rank, and each
+// edge is a connection of the topology.
+void expect_spanning(const Topology& t, const TreePacking& p, bool transposed) {
+  ASSERT_EQ(p.parents.size(), static_cast<size_t>(t.num_ranks * p.trees_per_root));
+  for (size_t i = 0; i < p.parents.size(); ++i) {
+    const std::vector<int>& parent = p.parents[i];
+    const int root = static_cast<int>(i) / p.trees_per_root;
+    for (int v = 0; v < t.num_ranks; ++v) {
+      if (v == root) {
+        EXPECT_EQ(parent[v], -1);
+        continue;
+      }
+      ASSERT_GE(parent[v], 0) << "tree " << i << " misses rank " << v;
+      const int a = transposed ? v : parent[v];
+      const int b = transposed ? parent[v] : v;
+      EXPECT_TRUE(t.connection(a, b).has_value()) << a << " -> " << b;
+      int steps = 0;  // walking up reaches the root without a cycle
+      for (int u = v; u != root; u = parent[u]) ASSERT_LT(++steps, t.num_ranks);
+    }
+  }
+}
+
+struct BoundCase {
+  std::string topology;
+  int trees_per_root;
+};
+
+class TreePackingBound : public ::testing::TestWithParam<BoundCase> {};
+
+// The packing's bandwidth time for 1 GiB per rank equals the cut bound's bandwidth part.
+TEST_P(TreePackingBound, ReachesTheCutBound) {
+  const Topology t = topologies::make_builtin(GetParam().topology);
+  const int k = GetParam().trees_per_root;
+  const TreePacking p = pack_trees(t, k, {});
+  expect_spanning(t, p, false);
+  const double packed_us = p.bottleneck_us_per_mb / k * kGiB / kBytesPerMb;
+  const sim::LowerBound bound =
+      sim::lower_bound(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, k), kGiB);
+  EXPECT_NEAR(packed_us / bound.bandwidth_us, 1.0, 1e-4) << t.name;  // the bound adds an alpha
+  EXPECT_NEAR(p.bottleneck_us_per_mb / p.port_bound_us_per_mb, 1.0, 1e-9);
+  // In-trees for reducescatter pack as well.
+  const TreePacking in = pack_trees(t, k, {true, 4});
+  expect_spanning(t, in, true);
+  EXPECT_NEAR(in.bottleneck_us_per_mb, p.bottleneck_us_per_mb, 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, TreePackingBound,
+                         ::testing::Values(BoundCase{"ring:6", 2}, BoundCase{"dgx1", 6},
+                                           BoundCase{"dgx2", 1}, BoundCase{"mesh2d:3x3", 1},
+                                           BoundCase{"hypercube:4", 4}),
+                         [](const ::testing::TestParamInfo<BoundCase>& info) {
+                           std::string name = info.param.topology;
+                           for (char& c : name) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+TEST(Trees, BestTreesPerRootUsesDgx1DoubleLinks) {
+  // DGX-1: 4 double and 2 single NVLinks per GPU: the per-rank bound needs 6 trees per root
+  // (every lane carries a whole tree); fewer trees leave lanes idle.
+  EXPECT_EQ(best_trees_per_root(topologies::make_builtin("dgx1")), 6);
+  const TreePacking one = pack_trees(topologies::make_builtin("dgx1"), 1, {});
+  EXPECT_GT(one.bottleneck_us_per_mb, one.port_bound_us_per_mb * 1.1);
+}
+
+struct AlgorithmCase {
+  std::string topology;
+  CollectiveKind kind;
+  int chunks;
+};
+
+class TreesAlgorithm : public ::testing::TestWithParam<AlgorithmCase> {};
+
+TEST_P(TreesAlgorithm, VerifiesBeforeAndAfterCompilation) {
+  const Topology t = topologies::make_builtin(GetParam().topology);
+  const Collective c = make_collective(GetParam().kind, t.num_ranks, GetParam().chunks);
+  const TreesResult r = synthesize_trees(t, c, {});
+  EXPECT_EQ(r.algorithm.collective, c);
+  EXPECT_EQ(r.trees_per_root * r.pieces, GetParam().chunks);
+  const verify::VerifyReport report = verify::verify_algorithm(r.algorithm, &t);
+  ASSERT_TRUE(report.ok()) << report.summary();
+  for (const bool ordered : {false, true}) {
+    compiler::CompileOptions o;
+    o.schedule_order = ordered;
+    const Program program = compiler::compile(r.algorithm, o);
+    const verify::VerifyReport program_report = verify::verify_program(program, {&c, 8});
+    EXPECT_TRUE(program_report.ok()) << program_report.summary();
+  }
+  EXPECT_GT(r.estimate_us, 0);
+  EXPECT_GE(r.estimate_us, r.packed_us * 0.999);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Trees, TreesAlgorithm,
+    ::testing::Values(AlgorithmCase{"ring:5", CollectiveKind::kAllGather, 2},
+                      AlgorithmCase{"dgx1", CollectiveKind::kAllGather, 12},
+                      AlgorithmCase{"dgx1", CollectiveKind::kReduceScatter, 6},
+                      AlgorithmCase{"dgx1", CollectiveKind::kAllReduce, 2},
+                      AlgorithmCase{"dgx2", CollectiveKind::kAllGather, 2},
+                      AlgorithmCase{"ndv2x2", CollectiveKind::kReduceScatter, 2},
+                      AlgorithmCase{"ndv2x2", CollectiveKind::kAllReduce, 1},
+                      AlgorithmCase{"mesh2d:3x3", CollectiveKind::kAllReduce, 2}),
+    [](const ::testing::TestParamInfo<AlgorithmCase>& info) {
+      std::string name = info.param.topology + "_" + to_string(info.param.kind);
+      for (char& ch : name) {
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
+
+TEST(Trees, RejectsWhatItCannotMake) {
+  const Topology t = topologies::make_builtin("ring:4");
+  EXPECT_THROW(synthesize_trees(t, make_collective(CollectiveKind::kAllToAll, 4, 1), {}),
+               UserError);
+  TreesOptions three;
+  three.trees_per_root = 3;
+  try {
+    synthesize_trees(t, make_collective(CollectiveKind::kAllGather, 4, 4), three);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "trees");
+  }
+  EXPECT_THROW(synthesize_trees(t, make_collective(CollectiveKind::kAllGather, 5, 1), {}),
+               UserError);
+  EXPECT_THROW(pack_trees(t, 0, {}), UserError);
+}
+
+}  // namespace
+}  // namespace ccsynth::synth
