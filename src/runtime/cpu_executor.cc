@@ -468,8 +468,8 @@ struct CpuExecutor::Impl {
     }
     double fifo_bytes = 0.0;
     for (const Connection& c : conns) {
-      fifo_bytes += static_cast<double>(c.max_count) * shape.slice_elems * shape.elem_bytes *
-                    opts.fifo_slots;
+      fifo_bytes +=
+          static_cast<double>(c.max_count) * shape.slice_elems * shape.elem_bytes * opts.fifo_slots;
     }
     require_memory(fifo_bytes, program.name, "fifo_slots");
     for (Connection& c : conns) {
