@@ -443,6 +443,26 @@ Algorithm direct_custom(const Collective& c, const Topology& t) {
   return a;
 }
 
+// The traffic shapes a direct algorithm is made of; the other collectives follow by inversion
+// (reduce-scatter, reduce, gather) and composition (allreduce = reduce-scatter + allgather).
+struct DirectShapes {
+  std::function<Algorithm()> allgather, broadcast, scatter, alltoall, custom;
+};
+
+Algorithm compose_direct(CK kind, const DirectShapes& s) {
+  switch (kind) {
+    case CK::kAllGather: return s.allgather();
+    case CK::kReduceScatter: return invert(s.allgather());
+    case CK::kAllReduce: return allreduce_from(invert(s.allgather()), s.allgather());
+    case CK::kBroadcast: return s.broadcast();
+    case CK::kReduce: return invert(s.broadcast());
+    case CK::kScatter: return s.scatter();
+    case CK::kGather: return invert(s.scatter());
+    case CK::kAllToAll: return s.alltoall();
+    default: return s.custom();
+  }
+}
+
 // Direct end to end (ASTRA-sim's Direct, NCCL's p2p): every block goes straight from its
 // source to each destination in one step; the network routes sends between unconnected ranks.
 Algorithm direct_end_to_end(const Collective& c, const Topology& t) {
@@ -459,71 +479,60 @@ Algorithm direct_end_to_end(const Collective& c, const Topology& t) {
   auto from_root = [&](int s, const Block& block) {
     return s == c.root ? std::optional<Block>(block) : std::nullopt;
   };
-  auto allgather = [&] {
+  DirectShapes shapes;
+  shapes.allgather = [&] {
     return fan_out(CK::kAllGather, [&](int s, int) { return std::optional(rank_block(s, C)); });
   };
-  auto broadcast = [&] {
+  shapes.broadcast = [&] {
     return fan_out(CK::kBroadcast, [&](int s, int) { return from_root(s, {{0, C}}); });
   };
-  auto scatter = [&] {
+  shapes.scatter = [&] {
     return fan_out(CK::kScatter, [&](int s, int d) { return from_root(s, rank_block(d, C)); });
   };
-  switch (c.kind) {
-    case CK::kAllGather: return allgather();
-    case CK::kReduceScatter: return invert(allgather());
-    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
-    case CK::kBroadcast: return broadcast();
-    case CK::kReduce: return invert(broadcast());
-    case CK::kScatter: return scatter();
-    case CK::kGather: return invert(scatter());
-    case CK::kAllToAll:
-      return fan_out(CK::kAllToAll,
-                     [&](int s, int d) { return std::optional(Block{pair_range(s, d, R, C)}); });
-    default: break;
-  }
-  Algorithm a = empty_algorithm(c, t, CK::kCustom, "direct");
-  for (const auto& [pair, chunks] : point_to_point(c))
-    emit(a, ranges_of(chunks), pair.first, pair.second, OpKind::kCopy, 0);
-  return a;
+  shapes.alltoall = [&] {
+    return fan_out(CK::kAllToAll,
+                   [&](int s, int d) { return std::optional(Block{pair_range(s, d, R, C)}); });
+  };
+  shapes.custom = [&] {
+    Algorithm a = empty_algorithm(c, t, CK::kCustom, "direct");
+    for (const auto& [pair, chunks] : point_to_point(c))
+      emit(a, ranges_of(chunks), pair.first, pair.second, OpKind::kCopy, 0);
+    return a;
+  };
+  return compose_direct(c.kind, shapes);
 }
 
 Algorithm make_direct(const Collective& c, const Topology& t, const BaselineOptions& o) {
   if (o.end_to_end) return direct_end_to_end(c, t);
   const Net net(t);
   const int R = c.num_ranks, C = c.chunks_per_rank;
-  auto allgather = [&] {
+  DirectShapes shapes;
+  shapes.allgather = [&] {
     Algorithm a = empty_algorithm(c, t, CK::kAllGather, "direct");
     for (int q = 0; q < R; ++q) tree_send(a, net.bfs_tree(q, true), rank_block(q, C));
     return a;
   };
-  auto broadcast = [&] {
+  shapes.broadcast = [&] {
     Algorithm a = empty_algorithm(c, t, CK::kBroadcast, "direct");
     tree_send(a, net.bfs_tree(c.root, true), {{0, C}});
     return a;
   };
-  auto scatter = [&] {
+  shapes.scatter = [&] {
     Algorithm a = empty_algorithm(c, t, CK::kScatter, "direct");
     const Tree tree = net.bfs_tree(c.root, true);
     for (int d = 0; d < R; ++d)
       if (d != c.root) route(a, rank_block(d, C), tree_path(tree, d), 0);
     return a;
   };
-  switch (c.kind) {
-    case CK::kAllGather: return allgather();
-    case CK::kReduceScatter: return invert(allgather());
-    case CK::kAllReduce: return allreduce_from(invert(allgather()), allgather());
-    case CK::kBroadcast: return broadcast();
-    case CK::kReduce: return invert(broadcast());
-    case CK::kScatter: return scatter();
-    case CK::kGather: return invert(scatter());
-    default: break;
-  }
-  if (c.kind == CK::kCustom) return direct_custom(c, t);
-  Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
-  for (int s = 0; s < R; ++s)
-    for (int d = 0; d < R; ++d)
-      if (s != d) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d), 0);
-  return a;
+  shapes.alltoall = [&] {
+    Algorithm a = empty_algorithm(c, t, CK::kAllToAll, "direct");
+    for (int s = 0; s < R; ++s)
+      for (int d = 0; d < R; ++d)
+        if (s != d) route(a, {pair_range(s, d, R, C)}, path_or_reject(net, s, d), 0);
+    return a;
+  };
+  shapes.custom = [&] { return direct_custom(c, t); };
+  return compose_direct(c.kind, shapes);
 }
 
 // ---------------------------------------------------------------------------------------------
