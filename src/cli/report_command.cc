@@ -113,25 +113,60 @@ struct SynthRun {
   std::string xml;
 };
 
-SynthRun read_synth_run(const std::string& path) {
+// The program file `name` a document at `path` refers to: as given, else next to the document.
+std::string program_next_to(const std::string& path, const std::string& field,
+                            const std::string& name) {
+  std::filesystem::path xml = name;
+  if (!std::filesystem::exists(xml)) xml = std::filesystem::path(path).parent_path() / xml;
+  if (!std::filesystem::exists(xml)) throw UserError(path, field, "program " + name + " not found");
+  return xml.string();
+}
+
+// A tuner's table (`tune -o DIR`: DIR/tuning.json): one run per entry, named by its method
+// and size range, with the table's topology and collective.
+std::vector<SynthRun> tuning_runs(const nlohmann::json& doc, const std::string& path) {
+  if (!doc.contains("entries") || !doc["entries"].is_array()) {
+    throw UserError(path, "entries", "expected the tuner's array of entries");
+  }
+  std::vector<SynthRun> runs;
+  for (size_t i = 0; i < doc["entries"].size(); ++i) {
+    const nlohmann::json& e = doc["entries"][i];
+    const std::string field = "entries[" + std::to_string(i) + "]";
+    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) {
+      throw UserError(path, field + ".file", "expected the entry's program file");
+    }
+    nlohmann::json run{{"format", "ccsynth-synthesis"},
+                       {"method", e.value("method", "tuned") + " [" +
+                                      std::to_string(e.value("min_bytes", int64_t{0})) + ", " +
+                                      std::to_string(e.value("max_bytes", int64_t{-1})) + ")"},
+                       {"status", "tuned"}};
+    for (const char* key : {"topology", "collective"})
+      if (doc.contains(key)) run[key] = doc[key];
+    runs.push_back({std::move(run), program_next_to(path, field + ".file", e["file"])});
+  }
+  return runs;
+}
+
+// A `synth --json -o X.xml` document (one run) or a tuner's tuning.json (one run per entry).
+std::vector<SynthRun> read_runs(const std::string& path) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(read_text_file(path));
   } catch (const nlohmann::json::exception& e) {
     throw UserError(path, "", std::string("not JSON: ") + e.what());
   }
-  if (!doc.is_object() || doc.value("format", "") != "ccsynth-synthesis") {
-    throw UserError(path, "format", "expected a ccsynth-synthesis document (synth --json)");
+  const std::string format = doc.is_object() ? doc.value("format", "") : "";
+  if (format == "ccsynth-tuning") return tuning_runs(doc, path);
+  if (format != "ccsynth-synthesis") {
+    throw UserError(path, "format",
+                    "expected a ccsynth-synthesis document (synth --json) or a ccsynth-tuning "
+                    "table (tune -o DIR: DIR/tuning.json)");
   }
   if (!doc.contains("output") || !doc["output"].is_string()) {
     throw UserError(path, "output", "the run wrote no program (run synth with -o FILE.xml)");
   }
-  std::filesystem::path xml = doc["output"].get<std::string>();
-  if (!std::filesystem::exists(xml)) xml = std::filesystem::path(path).parent_path() / xml;
-  if (!std::filesystem::exists(xml)) {
-    throw UserError(path, "output", "program " + doc["output"].get<std::string>() + " not found");
-  }
-  return {std::move(doc), xml.string()};
+  const std::string xml = program_next_to(path, "output", doc["output"].get<std::string>());
+  return {{std::move(doc), xml}};
 }
 
 Owned synth_run_candidate(const SynthRun& run, const Topology& topology,
@@ -170,7 +205,9 @@ int run_report(const ReportFlags& f) {
                     "nothing to compare: give a method, a program or a synth run");
   }
   std::vector<SynthRun> runs;
-  for (const std::string& path : f.from_files) runs.push_back(read_synth_run(path));
+  for (const std::string& path : f.from_files) {
+    for (SynthRun& run : read_runs(path)) runs.push_back(std::move(run));
+  }
   // Without -t / -c the first synth run's topology and collective.
   const auto from_run = [&](const std::string& given, const char* key, const char* flag) {
     if (!given.empty()) return given;
@@ -247,8 +284,9 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--xml", f->xml_files, "MSCCL-IR XML programs to compare (repeatable)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--from", f->from_files,
-                  "ccsynth-synthesis documents of earlier `synth --json -o OUT.xml` runs: their "
-                  "programs, with the method's status and statistics (repeatable)")
+                  "ccsynth-synthesis documents of earlier `synth --json -o OUT.xml` runs (their "
+                  "programs, with the method's status and statistics) or a tuner's "
+                  "DIR/tuning.json (every entry's program) (repeatable)")
       ->check(CLI::ExistingFile);
   cmd->add_option("-s,--size", f->sizes,
                   "Bytes per rank to simulate: a list (1K,1M) or a range MIN:MAX[:FACTOR]")

@@ -179,6 +179,29 @@ TEST_F(ReportCli, FromASynthRun) {
   EXPECT_NE(err().find("bad.json"), std::string::npos) << err();
 }
 
+// `report --from DIR/tuning.json` compares every program of a tuner's table.
+TEST_F(ReportCli, FromATuningTable) {
+  const fs::path tuned = dir_ / "tuned";
+  ASSERT_EQ(ccsynth("tune -t ring:4 -c allgather --sizes 1K:1M --skip tacos --skip sccl -o " +
+                    tuned.string()),
+            0)
+      << err();
+  const json table = json::parse(read((tuned / "tuning.json").string()));
+  const size_t entries = table["entries"].size();
+  ASSERT_GE(entries, 1u);
+  const std::string page = (dir_ / "tuned.html").string();
+  ASSERT_EQ(ccsynth("report --from " + (tuned / "tuning.json").string() + " -s 1K,1M -o " + page),
+            0)
+      << err();
+  const std::string html = read(page);
+  EXPECT_NE(html.find("<title>allgather on ring:4</title>"), std::string::npos);
+  // One curve per entry and the nccl reference in each of the two charts.
+  EXPECT_EQ(count(html, "<polyline class=\"curve\""), 2 * (entries + 1));
+  for (const json& e : table["entries"]) {
+    EXPECT_NE(html.find(e["method"].get<std::string>() + " ["), std::string::npos) << e;
+  }
+}
+
 TEST_F(ReportCli, SimulateWritesATraceOfTheLargestSize) {
   const std::string xml = (dir_ / "ring.xml").string();
   ASSERT_EQ(ccsynth("baseline --algo ring -c allreduce -t ring:4 -o " + xml), 0) << err();
