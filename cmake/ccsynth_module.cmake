@@ -17,7 +17,7 @@ install(TARGETS ccsynth_version EXPORT ccsynthTargets)
 add_library(ccsynth_options INTERFACE)
 # -Wno-restrict: GCC 12 at -O3 reports false positives inside std::string (GCC bug 105329).
 target_compile_options(ccsynth_options INTERFACE -Wall -Wextra -Wpedantic -Wno-sign-compare
-                       -Wno-restrict)
+                       $<$<CXX_COMPILER_ID:GNU>:-Wno-restrict>)
 if(CCSYNTH_WARNINGS_AS_ERRORS)
   target_compile_options(ccsynth_options INTERFACE -Werror)
 endif()
