@@ -555,7 +555,8 @@ TEST(Baselines, EndToEndBaselinesAreRoutedAndVerify) {
       EXPECT_EQ(static_cast<int>(a.ops.size()),
                 kind == CollectiveKind::kAllReduce ? 2 * per_phase : per_phase)
           << name << " " << c.name;
-      a.routed = false;  // the same ops without routing use connections that do not exist
+      compile_verified(a);  // the compiled program (routed sends) verifies too
+      a.routed = false;     // the same ops without routing use connections that do not exist
       EXPECT_FALSE(verify::verify_algorithm(a, &t).ok()) << name << " " << c.name;
     }
     o.rings = 2;
@@ -563,6 +564,7 @@ TEST(Baselines, EndToEndBaselinesAreRoutedAndVerify) {
     const Collective ar = make_collective(CollectiveKind::kAllReduce, R, 2);
     const Algorithm ring = make_baseline(BaselineKind::kRing, ar, t, o);
     EXPECT_TRUE(verify::verify_algorithm(ring, &t).ok()) << name;
+    compile_verified(ring);
     // The logical ring in rank order: rank q sends to q + 1 (forward) and q - 1 (backward).
     for (const ChunkOp& op : ring.ops)
       EXPECT_TRUE((op.src + 1) % R == op.dst || (op.dst + 1) % R == op.src) << op;
@@ -572,6 +574,7 @@ TEST(Baselines, EndToEndBaselinesAreRoutedAndVerify) {
     const Algorithm dbt = make_baseline(BaselineKind::kDbt, ar, t, o);
     EXPECT_TRUE(dbt.routed);
     EXPECT_TRUE(verify::verify_algorithm(dbt, &t).ok()) << name;
+    compile_verified(dbt);
   }
 }
 
