@@ -40,6 +40,7 @@
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/program.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/plan/planner.h"
 #include "ccsynth/plan/reference.h"
@@ -77,6 +78,12 @@ struct Method {
   int chunks = 0;   // per rank in the method's units (0 = its default)
   std::string dsl;  // examples/dsl program name (method == "")
   std::string dsl_flags;
+  // Protocols the side is run in, the fastest kept per size: what the paper's runtime did.
+  // Simple for SCCL (its own Simple-like protocol, and NCCL with NCCL_PROTO=Simple, SCCL sec.
+  // 5.5), TACOS (ASTRA-sim has no protocols) and NCCL 2.8's p2p; all three where the paper
+  // tuned the protocol per size (MSCCLang sec. 7), for TACCL (taccl()) and where NCCL's tuner
+  // picks it (the `nccl` reference).
+  std::vector<Protocol> protocols = {Protocol::kSimple};
 };
 
 /// One headline comparison of a paper.
@@ -96,13 +103,18 @@ std::string sketch(const std::string& name) {
   return std::string(CCSYNTH_SOURCE_DIR) + "/examples/sketches/" + name + ".json";
 }
 
+/// TACCL with the paper's sketch, compiled in each of NCCL's protocols (the fastest per size):
+/// TACCL's runtime is NCCL's (2.8.4) with its three protocols, and the paper plots the best
+/// lowering per size (sec. 7, app. C) without naming the protocol, so both sides get the same
+/// choice as the `nccl` reference.
 Method taccl(const std::string& sketch_name) {
   return {"taccl(" + sketch_name.substr(sketch_name.rfind('/') + 1) + ")",
           "taccl",
           json{{"sketch", sketch(sketch_name)}},
           0,
           "",
-          ""};
+          "",
+          plan::kNcclProtocols};
 }
 
 Method sccl(int c, int s, int r) {
@@ -153,17 +165,36 @@ Method dsl(const std::string& name, const std::string& flags = "",
 
 /// The planner's NCCL reference (plan/reference.h: what NCCL would run, the fastest of its
 /// candidates per size), the same one every table of ccsynth compares with.
-Method nccl() { return {"nccl", kNcclMethod, json::object(), 0, "", ""}; }
+Method nccl() { return {"nccl", kNcclMethod, json::object(), 0, "", "", plan::kNcclProtocols}; }
+
+/// NCCL run with NCCL_PROTO=Simple, SCCL's baseline (SCCL sec. 5.5).
+Method nccl_simple() {
+  return {"nccl(Simple)", kNcclMethod, json::object(), 0, "", "", {Protocol::kSimple}};
+}
+
+/// NCCL's point-to-point send/recv (its alltoall, AllToNext by send/recv): direct end to end,
+/// as the planner's `nccl` reference runs alltoall (plan/reference.h).
+Method nccl_p2p() {
+  Method m = direct_end_to_end();
+  m.label = "nccl(p2p)";
+  return m;
+}
+
+/// `m` with the protocol tuned per size, as MSCCLang's evaluation does (sec. 7).
+Method tuned(Method m) {
+  m.protocols = plan::kNcclProtocols;
+  return m;
+}
 
 /// The reference a paper's number is relative to: the planner's `nccl` reference for NCCL, the
 /// registry's baselines otherwise.
 Method reference_for(const Row& row) {
   const std::string& r = row.reference;
-  if (r == "nccl") return nccl();                         // NCCL (TACCL, SCCL, MSCCLang)
-  if (r == "nccl-p2p") return direct_end_to_end();        // NCCL's send/recv alltoall
-  if (r == "nccl-send-next") return direct_end_to_end();  // AllToNext with NCCL send/recv
-  if (r == "ring") return tacos_ring();                   // TACOS' logical ring
-  if (r == "direct") return direct_end_to_end();          // TACOS' Direct (ASTRA-sim)
+  if (r == "nccl") return nccl();                                      // NCCL (TACCL, MSCCLang)
+  if (r == "nccl-simple") return nccl_simple();                        // NCCL_PROTO=Simple (SCCL)
+  if (r == "nccl-p2p" || r == "nccl-send-next") return nccl_p2p();     // NCCL's send/recv
+  if (r == "ring") return tacos_ring();                                // TACOS' logical ring
+  if (r == "direct") return direct_end_to_end();                       // TACOS' Direct (ASTRA-sim)
   if (r == "dbt") return baseline("dbt", json{{"end-to-end", true}});  // trees over rank ids
   return baseline(r);                                                  // rhd, dbt as named
 }
@@ -208,13 +239,13 @@ std::vector<Row> rows() {
        taccl("taccl/sk1-ndv2-n4"), "nccl", 2.0, false},
       // ---- SCCL (PPoPP'21) sec. 5.5, figs. 4-6, algorithms of table 4; NCCL 2.7.8 simple ----
       {"SCCL", "sec 5.5 fig 4 small: up to 2.2x", "allgather", "dgx1", 1 * KB, sccl(1, 2, 2),
-       "nccl", 2.2, true},
-      {"SCCL", "sec 5.5 fig 4 large: 1.14x", "allgather", "dgx1", 256 * MB, sccl(6, 3, 7), "nccl",
-       1.14, true},
+       "nccl-simple", 2.2, true},
+      {"SCCL", "sec 5.5 fig 4 large: 1.14x", "allgather", "dgx1", 256 * MB, sccl(6, 3, 7),
+       "nccl-simple", 1.14, true},
       {"SCCL", "sec 5.5 fig 5 small 8-chunk: up to 1.8x", "allreduce", "dgx1", 4 * KB,
-       sccl(8, 4, 4), "nccl", 1.8, true},
+       sccl(8, 4, 4), "nccl-simple", 1.8, true},
       {"SCCL", "sec 5.5 fig 5 large 48-chunk: up to 1.06x", "allreduce", "dgx1", 256 * MB,
-       sccl(48, 14, 14), "nccl", 1.06, false},
+       sccl(48, 14, 14), "nccl-simple", 1.06, false},
       {"SCCL", "sec 5.5 fig 6 large: over 6.8x", "alltoall", "dgx1", 1 * GB, sccl(24, 2, 8),
        "nccl-p2p", 6.8, false},
       {"SCCL", "sec 5.5 fig 6 small: over 1.4x", "alltoall", "dgx1", 1 * KB, sccl(8, 3, 3),
@@ -250,17 +281,17 @@ std::vector<Row> rows() {
        tacos(), "direct", 16.84, false},
       // ---- MSCCLang (ASPLOS'23) sec. 7, fig. 8; NCCL 2.8.4 ---------------------------------
       {"MSCCLang", "sec 7.1.1 fig 8a 32KB-3MB: up to 1.9x", "allreduce", "ndv4", 1 * MB,
-       dsl("ring_allreduce", "--channels 8", "ring"), "nccl", 1.9, true},
+       tuned(dsl("ring_allreduce", "--channels 8", "ring")), "nccl", 1.9, true},
       {"MSCCLang", "sec 7.1.2 fig 8a 1KB-1MB: up to 1.8x", "allreduce", "ndv4", 64 * KB,
-       dsl("allpairs_allreduce", "", "direct"), "nccl", 1.8, true},
+       tuned(dsl("allpairs_allreduce", "", "direct")), "nccl", 1.8, true},
       {"MSCCLang", "sec 7.2 fig 8c small: up to 1.4x", "allreduce", "ndv4x2", 64 * KB,
-       baseline("hier"), "nccl", 1.4, true},
+       tuned(baseline("hier")), "nccl", 1.4, true},
       {"MSCCLang", "sec 7.2 fig 8c >1GB: up to 11%", "allreduce", "ndv4x2", 2 * GB,
-       baseline("hier"), "nccl", 1.11, true},
+       tuned(baseline("hier")), "nccl", 1.11, true},
       {"MSCCLang", "sec 7.3 fig 8e >512MB: 20% over NCCL", "alltoall", "ndv4x16", 1 * GB,
-       baseline("twostep"), "nccl-p2p", 1.20, false},
+       tuned(baseline("twostep")), "nccl-p2p", 1.20, false},
       {"MSCCLang", "sec 7.4 fig 8g large: up to 14.5x", "alltonext", "ndv4x3", 1 * GB,
-       baseline("cooperative"), "nccl-send-next", 14.5, true},
+       tuned(baseline("cooperative")), "nccl-send-next", 14.5, true},
   };
   return v;
 }
@@ -279,8 +310,10 @@ struct Job {
 };
 
 std::string job_key(const Method& m, const Row& r) {
+  std::string protocols;
+  for (const Protocol p : m.protocols) protocols += to_string(p) + ",";
   return m.method + "|" + m.params.dump() + "|" + std::to_string(m.chunks) + "|" + m.dsl + "|" +
-         m.dsl_flags + "|" + r.collective + "|" + r.topology;
+         m.dsl_flags + "|" + protocols + "|" + r.collective + "|" + r.topology;
 }
 
 plan::VariantSpace variants_for(const Topology& t) {
@@ -312,8 +345,8 @@ void run_nccl(Job& job, const Topology& topology, const plan::PlanRequest& reque
   options.topology = &topology;
   options.sizes = request.sizes;
   compiler::CompileOptions base = plan::compile_options(request);
-  const std::optional<plan::Evaluated> evaluated =
-      plan::evaluate_nccl(collective, topology, base, request.variants, options);
+  const std::optional<plan::Evaluated> evaluated = plan::evaluate_nccl(
+      collective, topology, base, request.variants, options, job.method.protocols);
   if (!evaluated) {
     job.error = "no NCCL algorithm applies";
     return;
@@ -322,6 +355,27 @@ void run_nccl(Job& job, const Topology& topology, const plan::PlanRequest& reque
   result.sizes = request.sizes;
   result.program = *evaluated;
   record(job, result);
+}
+
+// The synthesized algorithm compiled in the method's other protocols (one synthesis, as a
+// runtime that tunes the protocol per size runs the same algorithm in each).
+void run_other_protocols(Job& job, const Topology& topology, const plan::PlanRequest& request,
+                         const Algorithm& algorithm) {
+  plan::EvaluateOptions options;
+  options.topology = &topology;
+  options.sizes = request.sizes;
+  for (size_t i = 1; i < job.method.protocols.size(); ++i) {
+    compiler::CompileOptions compile = plan::compile_options(request);
+    compile.protocol = job.method.protocols[i];
+    plan::PlanResult result;
+    result.sizes = request.sizes;
+    try {
+      result.program = plan::evaluate_variants(algorithm, compile, request.variants, options);
+    } catch (const UserError&) {
+      continue;  // over the runtime's limits in this protocol
+    }
+    record(job, result);
+  }
 }
 
 #ifdef CCSYNTH_FIDELITY_DSL
@@ -335,16 +389,19 @@ void run_dsl(Job& job, const Topology& topology, plan::PlanRequest request) {
     app.parse(job.method.dsl_flags, false);
   }
   // MSCCLang tunes instances per size (fig. 8's r): the fastest of these per size.
-  for (int instances : variants_for(topology).instances) {
-    examples::ExampleArgs args;
-    args.topology = job.topology;
-    args.instances = instances;
-    try {  // a variant over the runtime's limits (channels x instances) is left out
-      const auto program = example.build(topology, args);
-      record(job, plan::plan_dsl(*program, request));
-    } catch (const UserError& e) {
-      std::fprintf(stderr, "# %s with %d instances: %s\n", job.method.label.c_str(), instances,
-                   e.what());
+  for (const Protocol protocol : job.method.protocols) {
+    for (int instances : variants_for(topology).instances) {
+      examples::ExampleArgs args;
+      args.topology = job.topology;
+      args.instances = instances;
+      args.protocol = to_string(protocol);
+      try {  // a variant over the runtime's limits (channels x instances) is left out
+        const auto program = example.build(topology, args);
+        record(job, plan::plan_dsl(*program, request));
+      } catch (const UserError& e) {
+        std::fprintf(stderr, "# %s with %d instances: %s\n", job.method.label.c_str(), instances,
+                     e.what());
+      }
     }
   }
   if (job.time_us.empty()) job.error = "no instance count fits the runtime's limits";
@@ -379,7 +436,10 @@ void run_job(Job& job, double time_limit) {
 #endif
     } else {
       request.method = job.method.method;
-      record(job, plan::plan(request));
+      request.compile.protocol = job.method.protocols.front();
+      const plan::PlanResult result = plan::plan(request);
+      record(job, result);
+      if (result.ok()) run_other_protocols(job, topology, request, result.program->algorithm);
     }
   } catch (const std::exception& e) {
     job.error = e.what();

@@ -290,26 +290,39 @@ void validate_port_group(const Switch& sw, const std::string& file, const std::s
   }
 }
 
-void validate_switches(const Topology& t, const std::string& file) {
-  for (size_t s = 0; s < t.switches.size(); ++s) {
-    const Switch& sw = t.switches[s];
+// Checks every switch of `switches`, named `key` in messages ("switches", "host_switches").
+void validate_switch_list(const Topology& t, const std::vector<Switch>& switches,
+                          const std::string& key, const std::string& file) {
+  for (size_t s = 0; s < switches.size(); ++s) {
+    const Switch& sw = switches[s];
     if (sw.ranks.size() < 2) {
-      throw UserError(file, at("switches", s, "ranks"), "a switch needs at least two ranks");
+      throw UserError(file, at(key, s, "ranks"), "a switch needs at least two ranks");
     }
     std::set<int> seen;
     for (int r : sw.ranks) {
-      validate_rank(t, file, at("switches", s, "ranks"), r);
+      validate_rank(t, file, at(key, s, "ranks"), r);
       if (!seen.insert(r).second) {
-        throw UserError(file, at("switches", s, "ranks"),
-                        "rank " + std::to_string(r) + " listed twice");
+        throw UserError(file, at(key, s, "ranks"), "rank " + std::to_string(r) + " listed twice");
       }
     }
-    validate_cost(file, at("switches", s), sw.alpha_us, sw.port_beta_us_per_mb);
-    validate_port_group(sw, file, at("switches", s, "port_group"));
+    validate_cost(file, at(key, s), sw.alpha_us, sw.port_beta_us_per_mb);
+    validate_port_group(sw, file, at(key, s, "port_group"));
     if (sw.port_lanes < 0) {
-      throw UserError(file, at("switches", s, "port_lanes"),
+      throw UserError(file, at(key, s, "port_lanes"),
                       "must be >= 0 (0 = unlimited), got " + std::to_string(sw.port_lanes));
     }
+  }
+}
+
+void validate_switches(const Topology& t, const std::string& file) {
+  validate_switch_list(t, t.switches, "switches", file);
+  validate_switch_list(t, t.host_switches, "host_switches", file);
+}
+
+// A non-negative finite number, or a UserError naming `field`.
+void validate_non_negative(double value, const std::string& field, const std::string& file) {
+  if (!(value >= 0.0) || value > 1e300) {
+    throw UserError(file, field, "must be >= 0 and finite, got " + std::to_string(value));
   }
 }
 
@@ -339,14 +352,9 @@ void validate(const Topology& t, const std::string& file) {
   validate_nodes(t, file);
   validate_links(t, file);
   validate_switches(t, file);
-  if (!(t.memory_gbps >= 0.0) || t.memory_gbps > 1e300) {
-    throw UserError(file, "memory_gbps",
-                    "must be >= 0 and finite, got " + std::to_string(t.memory_gbps));
-  }
-  if (!(t.launch_us >= 0.0) || t.launch_us > 1e300) {
-    throw UserError(file, "launch_us",
-                    "must be >= 0 and finite, got " + std::to_string(t.launch_us));
-  }
+  validate_non_negative(t.memory_gbps, "memory_gbps", file);
+  validate_non_negative(t.launch_us, "launch_us", file);
+  validate_non_negative(t.threadblock_gbps, "threadblock_gbps", file);
   const std::pair<const char*, const ProtocolCost*> protocols[] = {
       {"Simple", &t.simple}, {"LL128", &t.ll128}, {"LL", &t.ll}};
   for (const auto& [name, cost] : protocols) {
@@ -377,6 +385,10 @@ std::ostream& operator<<(std::ostream& os, const Topology& t) {
   }
   if (t.launch_us > 0.0) os << "  launch " << t.launch_us << "us\n";
   os << "  memory " << t.memory_gbps << " GB/s\n";
+  if (t.threadblock_gbps > 0.0) os << "  threadblock " << t.threadblock_gbps << " GB/s\n";
+  for (const Switch& sw : t.host_switches) {
+    os << "  host switch " << sw.name << " over " << sw.ranks.size() << " ranks\n";
+  }
   return os;
 }
 

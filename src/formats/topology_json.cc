@@ -127,6 +127,12 @@ Json topology_to_json(const Topology& t) {
   if (t.launch_us != 0.0) out["launch_us"] = t.launch_us;
   if (t.memory_gbps != Topology{}.memory_gbps) out["memory_gbps"] = t.memory_gbps;
   if (t.shared_links) out["shared_links"] = true;
+  if (t.threadblock_gbps != 0.0) out["threadblock_gbps"] = t.threadblock_gbps;
+  if (!t.host_switches.empty()) {
+    Json host = Json::array();
+    for (const Switch& s : t.host_switches) host.push_back(switch_to_json(s));
+    out["host_switches"] = std::move(host);
+  }
   Json protocols = protocols_to_json(t);
   if (!protocols.empty()) out["protocols"] = std::move(protocols);
   return out;
@@ -136,7 +142,8 @@ Topology topology_from_json(const Json& json, const std::string& file) {
   const JsonReader r(json, file);
   r.require_header(kFormat, kVersion);
   r.reject_unknown_keys({"format", "version", "name", "ranks", "nodes", "links", "switches",
-                         "launch_us", "memory_gbps", "shared_links", "protocols"});
+                         "launch_us", "memory_gbps", "shared_links", "protocols",
+                         "threadblock_gbps", "host_switches"});
   Topology t;
   t.name = r.get_string("name");
   t.num_ranks = r.get_int("ranks");
@@ -147,6 +154,7 @@ Topology topology_from_json(const Json& json, const std::string& file) {
   t.launch_us = r.get_double("launch_us", 0.0);
   t.memory_gbps = r.get_double("memory_gbps", Topology{}.memory_gbps);
   t.shared_links = r.get_bool("shared_links", false);
+  t.threadblock_gbps = r.get_double("threadblock_gbps", 0.0);
   if (r.has("protocols")) protocols_from_json(r.child("protocols"), t);
   if (r.has("nodes")) {
     const Json& nodes = r.get_array("nodes");
@@ -161,10 +169,12 @@ Topology topology_from_json(const Json& json, const std::string& file) {
   const Json& links = r.get_array("links");
   t.links.reserve(links.size());
   for (size_t i = 0; i < links.size(); ++i) t.links.push_back(link_from_json(r.child("links", i)));
-  if (r.has("switches")) {
-    const Json& switches = r.get_array("switches");
+  for (const auto& [key, list] :
+       {std::pair{"switches", &t.switches}, std::pair{"host_switches", &t.host_switches}}) {
+    if (!r.has(key)) continue;
+    const Json& switches = r.get_array(key);
     for (size_t i = 0; i < switches.size(); ++i) {
-      t.switches.push_back(switch_from_json(r.child("switches", i)));
+      list->push_back(switch_from_json(r.child(key, i)));
     }
   }
   validate(t, file);
@@ -192,13 +202,27 @@ std::string inline_array(const Json& array) {
   return out + "]";
 }
 
+// One line per switch of a "switches" / "host_switches" array.
+std::vector<std::string> switch_lines(const Json& switches) {
+  std::vector<std::string> items;
+  for (const Json& sw : switches) {
+    std::string line = inline_object(sw, {"name", "kind", "alpha_us", "port_beta_us_per_mb"});
+    line.pop_back();
+    line += ", \"ranks\": " + inline_array(sw["ranks"]);
+    if (sw.contains("port_group")) line += ", \"port_group\": " + inline_array(sw["port_group"]);
+    if (sw.contains("port_lanes")) line += ", \"port_lanes\": " + sw["port_lanes"].dump();
+    items.push_back(line + "}");
+  }
+  return items;
+}
+
 }  // namespace
 
 std::string write_topology_json(const Topology& t) {
   const Json doc = topology_to_json(t);
   std::string out = "{\n";
   for (const char* key : {"format", "version", "name", "ranks", "launch_us", "memory_gbps",
-                          "shared_links", "protocols"}) {
+                          "shared_links", "threadblock_gbps", "protocols"}) {
     if (!doc.contains(key)) continue;
     out += "  \"" + std::string(key) + "\": " + doc[key].dump() + ",\n";
   }
@@ -217,16 +241,9 @@ std::string write_topology_json(const Topology& t) {
         inline_object(link, {"src", "dst", "lanes", "alpha_us", "beta_us_per_mb", "kind"}));
   }
   list("links", items, false);
-  items.clear();
-  for (const Json& sw : doc["switches"]) {
-    std::string line = inline_object(sw, {"name", "kind", "alpha_us", "port_beta_us_per_mb"});
-    line.pop_back();
-    line += ", \"ranks\": " + inline_array(sw["ranks"]);
-    if (sw.contains("port_group")) line += ", \"port_group\": " + inline_array(sw["port_group"]);
-    if (sw.contains("port_lanes")) line += ", \"port_lanes\": " + sw["port_lanes"].dump();
-    items.push_back(line + "}");
-  }
-  list("switches", items, true);
+  const bool host = doc.contains("host_switches");
+  list("switches", switch_lines(doc["switches"]), !host);
+  if (host) list("host_switches", switch_lines(doc["host_switches"]), true);
   return out + "}\n";
 }
 

@@ -15,11 +15,19 @@ namespace ccsynth::plan {
 
 namespace {
 
-// The lower bound at every size (it depends on the collective, not on the program).
-std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collective) {
+// The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
+// factors, which the simulation applies too, and on whether sends may be routed, not on the
+// program). evaluate_program gives a bare program the bound the `simulate` verb gives it.
+std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collective,
+                              Protocol protocol, bool routed) {
+  const ProtocolCost& cost = sim::protocol_cost(*o.topology, protocol);
+  sim::BoundOptions bound;
+  bound.host_switches = routed;  // routed sends may take the host switches
+  bound.alpha_factor = cost.alpha_factor;
+  bound.beta_factor = cost.beta_factor;
   std::vector<double> out;
   for (int64_t bytes : o.sizes) {
-    out.push_back(sim::lower_bound(*o.topology, collective, bytes).lower_bound_us);
+    out.push_back(sim::lower_bound(*o.topology, collective, bytes, bound).lower_bound_us);
   }
   return out;
 }
@@ -97,7 +105,8 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
   if (!checked.algorithm_report.ok()) return checked;
   const std::vector<double> bounds =
-      o.sizes.empty() ? std::vector<double>{} : bounds_at(o, algorithm.collective);
+      o.sizes.empty() ? std::vector<double>{}
+                      : bounds_at(o, algorithm.collective, base.protocol, algorithm.routed);
   std::optional<Evaluated> best;
   std::optional<UserError> last_failure;
   const std::vector<bool> orders = orders_for(algorithm, space);
@@ -136,7 +145,9 @@ Evaluated evaluate_program(const Program& program, const Collective& collective,
   out.options.name = program.name;
   out.compiled = true;
   out.program_report = verify::verify_program(program, {&collective, o.fifo_slots});
-  simulate_sizes(out, o, o.sizes.empty() ? std::vector<double>{} : bounds_at(o, collective));
+  simulate_sizes(
+      out, o,
+      o.sizes.empty() ? std::vector<double>{} : bounds_at(o, collective, program.protocol, false));
   return out;
 }
 

@@ -1,6 +1,8 @@
 #include "ccsynth/plan/reference.h"
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
 
 namespace ccsynth::plan {
@@ -9,11 +11,13 @@ namespace {
 
 using CK = CollectiveKind;
 
-// A baseline with NCCL's pipelining, or nullopt where it does not apply.
+// A baseline with NCCL's pipelining, or nullopt where it does not apply. `end_to_end`: every
+// send straight to its peer, routed by the network (NCCL's p2p).
 std::optional<Algorithm> pipelined(synth::BaselineKind kind, const Collective& collective,
-                                   const Topology& topology, int chunks) {
+                                   const Topology& topology, int chunks, bool end_to_end = false) {
   synth::BaselineOptions options;
   options.pipeline_chunks = kNcclPipeline;
+  options.end_to_end = end_to_end;
   try {
     return synth::make_baseline(
         kind, make_collective(collective.kind, topology.num_ranks, chunks, collective.root),
@@ -21,6 +25,48 @@ std::optional<Algorithm> pipelined(synth::BaselineKind kind, const Collective& c
   } catch (const UserError&) {
     return std::nullopt;
   }
+}
+
+// Folds `e` into `best`, matching results by size (`e` may cover only some of best's sizes):
+// per size the faster; the program of `e` when it is faster at best's last size.
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
+  if (!best || (!best->ok() && e.ok())) {
+    best = std::move(e);
+    return;
+  }
+  if (!e.ok() || e.results.empty()) return;
+  std::vector<SizedResult> results = best->results;
+  for (const SizedResult& r : e.results) {
+    for (SizedResult& kept : results) {
+      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
+    }
+  }
+  const bool faster_at_last = !best->results.empty() &&
+                              e.results.back().bytes == best->results.back().bytes &&
+                              e.results.back().time_us < best->results.back().time_us;
+  if (faster_at_last) best = std::move(e);
+  best->results = std::move(results);
+}
+
+// The sizes at which `protocol` can still beat `best`: where the lower bound with the
+// protocol's factors (never above its simulation) is below best's time. LL, whose beta is
+// doubled, is thus not simulated at sizes where bandwidth dominates; no threshold is assumed.
+std::vector<int64_t> sizes_worth_trying(const Collective& collective, bool routed,
+                                        const Topology& topology, Protocol protocol,
+                                        const std::optional<Evaluated>& best,
+                                        const std::vector<int64_t>& sizes) {
+  if (!best || !best->ok() || best->results.size() != sizes.size()) return sizes;
+  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
+  sim::BoundOptions bound;
+  bound.alpha_factor = cost.alpha_factor;
+  bound.beta_factor = cost.beta_factor;
+  bound.host_switches = routed;
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const double floor = sim::lower_bound(topology, collective, sizes[i], bound).lower_bound_us;
+    if (floor < best->results[i].time_us) out.push_back(sizes[i]);
+  }
+  return out;
 }
 
 }  // namespace
@@ -45,7 +91,7 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
     case CK::kAllToAll:
     case CK::kGather:
     case CK::kScatter:
-      add("direct", pipelined(synth::BaselineKind::kDirect, collective, topology, 1));
+      add("direct", pipelined(synth::BaselineKind::kDirect, collective, topology, 1, true));
       break;
     case CK::kBroadcast:
     case CK::kReduce:
@@ -58,29 +104,26 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
 
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
                                        const compiler::CompileOptions& base,
-                                       const VariantSpace& space, const EvaluateOptions& options) {
+                                       const VariantSpace& space, const EvaluateOptions& options,
+                                       const std::vector<Protocol>& protocols) {
   std::optional<Evaluated> best;
   for (const NcclCandidate& candidate : reference_nccl(collective, topology)) {
-    compiler::CompileOptions compile = base;
-    compile.name = "nccl_" + candidate.algo;
-    Evaluated e;
-    try {
-      e = evaluate_variants(candidate.algorithm, compile, space, options);
-    } catch (const UserError&) {
-      continue;  // over the runtime's limits in every variant
+    for (const Protocol protocol : protocols) {
+      compiler::CompileOptions compile = base;
+      compile.name = "nccl_" + candidate.algo;
+      compile.protocol = protocol;
+      EvaluateOptions some = options;
+      if (options.topology != nullptr && !options.sizes.empty()) {
+        some.sizes = sizes_worth_trying(candidate.algorithm.collective, candidate.algorithm.routed,
+                                        *options.topology, protocol, best, options.sizes);
+        if (some.sizes.empty()) continue;
+      }
+      try {
+        keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
+      } catch (const UserError&) {
+        continue;  // over the runtime's limits in every variant
+      }
     }
-    if (!best || (!best->ok() && e.ok())) {
-      best = std::move(e);
-      continue;
-    }
-    if (!e.ok() || e.results.size() != best->results.size()) continue;
-    // Per size the faster; the program of the one faster at the last size.
-    std::vector<SizedResult> results = best->results;
-    for (size_t i = 0; i < results.size(); ++i)
-      if (e.results[i].time_us < results[i].time_us) results[i] = e.results[i];
-    if (!results.empty() && e.results.back().time_us < best->results.back().time_us)
-      best = std::move(e);
-    best->results = std::move(results);
   }
   return best;
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <queue>
 #include <vector>
 
@@ -431,10 +432,22 @@ double total_traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources
   return alpha + transfers * chunk_bytes / capacity;
 }
 
+// `t` with its host switches counted as switches: routed sends may use them (simulate's
+// Network), so the bound of a routed program must too to stay below its simulation.
+Topology with_host_switches(const Topology& t) {
+  Topology out = t;
+  out.switches.insert(out.switches.end(), t.host_switches.begin(), t.host_switches.end());
+  out.host_switches.clear();
+  return out;
+}
+
 }  // namespace
 
-LowerBound lower_bound(const Topology& topology, const Collective& collective, int64_t bytes,
+LowerBound lower_bound(const Topology& given, const Collective& collective, int64_t bytes,
                        const BoundOptions& options) {
+  std::optional<Topology> merged;
+  if (options.host_switches && !given.host_switches.empty()) merged = with_host_switches(given);
+  const Topology& topology = merged ? *merged : given;
   if (topology.num_ranks != collective.num_ranks) {
     throw UserError("", "collective",
                     "collective has " + std::to_string(collective.num_ranks) +

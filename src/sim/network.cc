@@ -9,7 +9,14 @@
 
 namespace ccsynth::sim {
 
-Network::Network(const Topology& topology) : topology_(topology) {
+Network::Network(const Topology& topology)
+    : topology_(topology),
+      switches_(topology.switches),
+      num_fabric_switches_(topology.switches.size()) {
+  switches_.insert(switches_.end(), topology.host_switches.begin(), topology.host_switches.end());
+  if (topology.threadblock_gbps > 0.0) {
+    threadblock_us_per_byte_ = 1.0 / (topology.threadblock_gbps * 1e3);  // GB/s = 1e3 B/us
+  }
   links_from_.resize(topology.num_ranks);
   switches_of_.resize(topology.num_ranks);
   for (size_t i = 0; i < topology.links.size(); ++i) {
@@ -25,10 +32,10 @@ Network::Network(const Topology& topology) : topology_(topology) {
       add_group(lanes, lanes, beta, false);
     }
   }
-  switch_egress_group_.resize(topology.switches.size());
-  for (size_t s = 0; s < topology.switches.size(); ++s) {
+  switch_egress_group_.resize(switches_.size());
+  for (size_t s = 0; s < switches_.size(); ++s) {
     // One egress and one ingress group per port; ranks sharing a port share both.
-    const Switch& sw = topology.switches[s];
+    const Switch& sw = switches_[s];
     switch_egress_group_[s].assign(topology.num_ranks, -1);
     std::vector<int> port_egress(std::max(0, sw.num_ports()), -1);
     for (size_t i = 0; i < sw.ranks.size(); ++i) {
@@ -94,6 +101,7 @@ int Network::route(int src, int dst) {
     route.alpha_us += c.alpha_us;
     route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
   }
+  route.beta_us_per_byte = std::max(route.beta_us_per_byte, threadblock_us_per_byte_);
   routes_.push_back(std::move(route));
   route_index_.emplace(key, static_cast<int>(routes_.size()) - 1);
   return static_cast<int>(routes_.size()) - 1;
@@ -106,8 +114,10 @@ std::optional<Connection> Network::direct(int src, int dst) const {
     if (l.dst == dst) best = Connection{src, dst, l.alpha_us, l.beta_us_per_mb, l.lanes, i, -1};
   }
   for (int s : switches_of_[src]) {
-    const Switch& sw = topology_.switches[s];
+    const Switch& sw = switches_[s];
     if (switch_egress_group_[s][dst] < 0) continue;  // dst is not on this switch
+    // A host switch only where nothing else connects the pair (switches_of_ lists it last).
+    if (static_cast<size_t>(s) >= num_fabric_switches_ && best) break;
     if (!best || sw.port_beta_us_per_mb < best->beta_us_per_mb) {
       best = Connection{src, dst, sw.alpha_us, sw.port_beta_us_per_mb, 1, -1, s};
     }
@@ -127,7 +137,7 @@ std::vector<Connection> Network::shortest_path(int src, int dst) const {
     };
     for (int i : links_from_[u]) visit_rank(topology_.links[i].dst);
     for (int s : switches_of_[u]) {
-      for (int v : topology_.switches[s].ranks) visit_rank(v);
+      for (int v : switches_[s].ranks) visit_rank(v);
     }
   };
   const std::vector<int> ranks =
@@ -179,7 +189,7 @@ int Network::pop_waiter(int group) {
 }
 
 double Network::us_per_byte(int route) const {
-  double out = 0.0;
+  double out = threadblock_us_per_byte_;
   for (int group : routes_[route].groups) {
     const double share = group_shared_[group]
                              ? std::max<double>(1.0, static_cast<double>(flows_[group].size()))
@@ -194,8 +204,8 @@ void Network::for_each_reported_group(Visit&& visit) const {
   for (size_t i = 0; i < topology_.links.size(); ++i) {
     visit(topology_.links[i].src, topology_.links[i].dst, static_cast<int>(i));
   }
-  for (size_t s = 0; s < topology_.switches.size(); ++s) {
-    for (const std::vector<int>& port : topology_.switches[s].port_members()) {
+  for (size_t s = 0; s < switches_.size(); ++s) {
+    for (const std::vector<int>& port : switches_[s].port_members()) {
       const int r = port.empty() ? -1 : port.front();  // a shared port once, as its first rank
       if (r < 0 || r >= topology_.num_ranks) continue;
       visit(r, -1, switch_egress_group_[s][r]);

@@ -7,7 +7,9 @@
 // transfers (any number for 0) hold it at once, and those moving bytes split its bandwidth
 // equally (docs/simulator.md). A send between ranks without a direct connection follows a
 // shortest path (in hops) and holds every hop for the whole transfer, so a direct algorithm on a
-// ring shows its congestion (TACOS fig. 1-2).
+// ring shows its congestion (TACOS fig. 1-2). Topology::host_switches are switches like the
+// others, used only when no link or fabric switch connects the pair; Topology::threadblock_gbps
+// caps the rate of every transfer.
 
 #include <cstdint>
 #include <map>
@@ -58,7 +60,8 @@ class Network {
   /// Transfers moving bytes through shared group `group` (threadblock ids).
   std::vector<int>& flows(int group) { return flows_[group]; }
   /// Microseconds per byte of a transfer on `route` given the flows now in its shared groups:
-  /// the largest over its hops of beta x (flows sharing the hop, at least 1).
+  /// the largest over its hops of beta x (flows sharing the hop, at least 1), and at least the
+  /// threadblock's own limit (Topology::threadblock_gbps).
   double us_per_byte(int route) const;
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
@@ -79,6 +82,10 @@ class Network {
   std::vector<Connection> shortest_path(int src, int dst) const;
 
   const Topology& topology_;
+  // topology.switches, then topology.host_switches (indices from num_fabric_switches_ on).
+  std::vector<Switch> switches_;
+  size_t num_fabric_switches_ = 0;
+  double threadblock_us_per_byte_ = 0.0;       // 0: no per-transfer limit
   std::vector<std::vector<int>> links_from_;   // link indices per src
   std::vector<std::vector<int>> switches_of_;  // switch indices per rank
   std::vector<int> group_capacity_;            // transfers that may hold the group at once

@@ -52,6 +52,27 @@ constexpr double kNdrNicGbps = 50.0;
 // SCCL sec. 5.1.2: xGMI measured ~33 GB/s, PCIe 4.0 x16 ~27 GB/s on the Gigabyte Z52.
 constexpr double kXgmiGbps = 33.0;
 constexpr double kPcie4Gbps = 27.0;
+// NCCL's topology model (src/graph/topo.h, 2.7-2.19): PCI_BW 12 GB/s for a PCIe 3.0 x16 path.
+constexpr double kPcie3Gbps = 12.0;
+// One threadblock drives at most one NVLink's worth of bandwidth: NCCL's topology search gives
+// each channel (one threadblock per peer) the bandwidth of one NVLink (topo.h SM70_NVLINK_BW
+// 21, SM80_NVLINK_BW 20 GB/s), and TACCL (sec. 6.2, fig. 9e) and MSCCLang (sec. 7.1.1) need
+// several instances / channels to fill a GPU's links. V100: one NVLink lane as profiled (TACCL
+// table 1, 46 us/MB = 22.8 GB/s); A100 and H100: one NVLink3/4 link, 25 GB/s per direction.
+constexpr double kV100ThreadblockGbps = 1024.0 * 1024.0 / (kNdv2NvlinkBetaUsPerMb * 1e3);
+constexpr double kNvlink25ThreadblockGbps = 25.0;
+
+// DGX-1 / NDv2 host path: GPUs 2k and 2k+1 share a PCIe switch whose x16 uplink leads to the
+// CPUs; NCCL's point-to-point between GPUs with no NVLink (0 and 4, 6, 7, ...) goes through it
+// (P2P over PCIe, or SHM through host memory across the sockets). One host switch, one port
+// per PCIe switch at PCI_BW. Not modelled: the QPI between the sockets (NCCL rates it lower
+// still, QPI_BW 6 GB/s) and the double copy of SHM. Only routed sends use it
+// (Topology::host_switches), so synthesizers never see it.
+Switch dgx1_host_switch() {
+  Switch host{"host_pcie", rank_range(0, 8), kNvlinkAlphaUs, beta_from_gbps(kPcie3Gbps), "pcie"};
+  host.port_group = {0, 0, 1, 1, 2, 2, 3, 3};
+  return host;
+}
 
 }  // namespace
 
@@ -73,6 +94,8 @@ Topology make_dgx1_like(const std::string& name) {
              {kNvlinkAlphaUs, kNdv2NvlinkBetaUsPerMb, 1}, "nvlink");
   }
   sort_links(t);
+  t.host_switches.push_back(dgx1_host_switch());
+  t.threadblock_gbps = kV100ThreadblockGbps;
   return t;
 }
 
@@ -94,6 +117,7 @@ Topology make_nvswitch_node(const std::string& name) {
                "nvswitch");
   }
   t.nodes = {rank_range(0, t.num_ranks)};
+  t.threadblock_gbps = name == "dgx2" ? kV100ThreadblockGbps : kNvlink25ThreadblockGbps;
   return t;
 }
 
@@ -195,6 +219,7 @@ Topology make_multi_node(const std::string& name, int num_nodes) {
   t.simple = node.simple;
   t.ll128 = node.ll128;
   t.ll = node.ll;
+  t.threadblock_gbps = node.threadblock_gbps;
   t.links.reserve(node.links.size() * num_nodes);
   for (int n = 0; n < num_nodes; ++n) {
     const int offset = n * per_node;
@@ -209,6 +234,11 @@ Topology make_multi_node(const std::string& name, int num_nodes) {
       for (int& r : sw.ranks) r += offset;
       sw.name = "nvswitch" + std::to_string(n * node.switches.size() + s);
       t.switches.push_back(std::move(sw));
+    }
+    for (Switch host : node.host_switches) {
+      for (int& r : host.ranks) r += offset;
+      host.name += std::to_string(n);
+      t.host_switches.push_back(std::move(host));
     }
   }
   // The IB fabric: a switch with one port per physical NIC at the NIC's beta; the GPUs sharing

@@ -171,6 +171,23 @@ INSTANTIATE_TEST_SUITE_P(
             "switches[0].port_lanes", "must be >= 0"},
         JsonErrorCase{"launch_negative", [](Json& d) { d["launch_us"] = -1.0; }, "launch_us",
                       "must be >= 0"},
+        JsonErrorCase{"threadblock_negative", [](Json& d) { d["threadblock_gbps"] = -2.0; },
+                      "threadblock_gbps", "must be >= 0"},
+        JsonErrorCase{
+            "host_switch_one_rank",
+            [](Json& d) {
+              d["host_switches"] = Json::parse(
+                  R"([{"name": "h", "ranks": [0], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
+            },
+            "host_switches[0].ranks", "at least two ranks"},
+        JsonErrorCase{
+            "host_switch_unknown_key",
+            [](Json& d) {
+              d["host_switches"] = Json::parse(
+                  R"([{"name": "h", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
+                       "bw": 3}])");
+            },
+            "host_switches[0].bw", "unknown key"},
         JsonErrorCase{
             "protocol_factor_zero",
             [](Json& d) { d["protocols"] = Json::parse(R"({"LL": {"beta_factor": 0}})"); },
@@ -290,6 +307,35 @@ TEST(TopologyJson, MachinesCarryTheLaunchOverheadAndShapesDoNot) {
             topologies::make_builtin("dgx2").launch_us);
   EXPECT_EQ(topologies::make_builtin("ring:8").launch_us, 0.0);
   EXPECT_EQ(topologies::make_builtin("mesh2d:3x4").launch_us, 0.0);
+}
+
+TEST(TopologyJson, ThreadblockLimitAndHostSwitchesRoundTripAndAreOptional) {
+  Json doc = two_ranks();
+  doc["threadblock_gbps"] = 22.5;
+  doc["host_switches"] = Json::parse(
+      R"([{"name": "host", "ranks": [0, 1], "alpha_us": 0.7, "port_beta_us_per_mb": 87.4,
+           "kind": "pcie", "port_group": [0, 0]}])");
+  const Topology t = topology_from_json(doc, "t.json");
+  EXPECT_DOUBLE_EQ(t.threadblock_gbps, 22.5);
+  ASSERT_EQ(t.host_switches.size(), 1u);
+  EXPECT_EQ(t.host_switches[0].port_group, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(t.switches.empty());
+  const std::string text = write_topology_json(t);
+  EXPECT_NE(text.find("\"threadblock_gbps\": 22.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"host_switches\""), std::string::npos) << text;
+  EXPECT_EQ(topology_from_json(parse_json(text, "t.json"), "t.json"), t);
+  Topology plain = t;
+  plain.threadblock_gbps = 0.0;
+  plain.host_switches.clear();
+  const std::string plain_text = write_topology_json(plain);
+  for (const char* key : {"threadblock_gbps", "host_switches"}) {
+    EXPECT_EQ(plain_text.find(key), std::string::npos) << key << "\n" << plain_text;
+  }
+  // The GPU machines carry both where documented (docs/topologies.md); the shapes neither.
+  EXPECT_EQ(topologies::make_builtin("dgx1x2").host_switches.size(), 2u);
+  EXPECT_GT(topologies::make_builtin("ndv4x2").threadblock_gbps, 0.0);
+  EXPECT_EQ(topologies::make_builtin("ring:8").threadblock_gbps, 0.0);
+  EXPECT_TRUE(topologies::make_builtin("mesh2d:3x4").host_switches.empty());
 }
 
 }  // namespace

@@ -209,6 +209,43 @@ TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   EXPECT_EQ(nccl->options.name.rfind("nccl_", 0), 0u) << nccl->options.name;
 }
 
+// NCCL picks the protocol per size: the reference runs in Simple, LL128 and LL and keeps the
+// fastest, so at 1 KB (latency-bound: LL halves alpha) it beats the Simple-only reference, and
+// at 64 MB (bandwidth-bound: LL doubles beta, LL128 adds 1/15) it gains little over Simple.
+TEST(Reference, EvaluateNcclPicksTheProtocolPerSize) {
+  const Topology t = topologies::make_builtin("ndv2x2");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {1024, 64 * kMiB};
+  const std::optional<Evaluated> any = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
+  const std::optional<Evaluated> simple =
+      evaluate_nccl(ar, t, {}, VariantSpace{}, eo, {Protocol::kSimple});
+  ASSERT_TRUE(any && any->ok() && simple && simple->ok());
+  EXPECT_LT(any->results[0].time_us, 0.9 * simple->results[0].time_us);
+  EXPECT_LE(any->results[1].time_us, simple->results[1].time_us);
+  EXPECT_GT(any->results[1].time_us, 0.9 * simple->results[1].time_us);
+  EXPECT_EQ(simple->program.protocol, Protocol::kSimple);
+}
+
+// NCCL's alltoall is p2p: on a DGX-1 the pairs without NVLink go over PCIe (the host switch),
+// not relayed over NVLink, so at 64 MB the reference is over 2x slower than the relaying direct.
+TEST(Reference, AlltoallIsPointToPointOverPcie) {
+  const Topology t = topologies::make_builtin("dgx1");
+  const Collective a2a = make_collective(CollectiveKind::kAllToAll, t.num_ranks);
+  const std::vector<NcclCandidate> nccl = reference_nccl(a2a, t);
+  ASSERT_EQ(nccl.size(), 1u);
+  EXPECT_TRUE(nccl[0].algorithm.routed);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {64 * kMiB};
+  const Evaluated p2p = evaluate(nccl[0].algorithm, {}, eo);
+  const Evaluated relayed =
+      evaluate(synth::make_baseline(synth::BaselineKind::kDirect, a2a, t), {}, eo);
+  ASSERT_TRUE(p2p.ok() && relayed.ok());
+  EXPECT_GT(p2p.results[0].time_us, 2 * relayed.results[0].time_us);
+}
+
 TEST(Planner, SynthesizesVerifiesSimulatesAndComparesWithNccl) {
   PlanRequest request;
   request.topology = topologies::make_builtin("dgx1");

@@ -102,6 +102,30 @@ TEST(SimIntegration, DirectAllgatherOnRing16IsSeveralTimesSlower) {
   }
 }
 
+TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcie) {
+  // NCCL's p2p alltoall on a DGX-1 (direct end to end): every GPU has 3 peers without NVLink,
+  // reached over its PCIe switch's uplink, which two GPUs share (Topology::host_switches). Each
+  // uplink carries 2 x 3 blocks each way, so the alltoall takes at least 6 blocks at the
+  // uplink's bandwidth; without the host path the same sends go over NVLink paths and take
+  // less than half of that (SCCL sec. 5.5 fig. 6: SCCL's NVLink alltoall is over 6.8x faster).
+  const Topology t = topologies::make_builtin("dgx1");
+  ASSERT_EQ(t.host_switches.size(), 1u);
+  EXPECT_FALSE(t.connection(0, 4).has_value());  // synthesizers do not see the host path
+  const Collective c = make_collective(CollectiveKind::kAllToAll, 8);
+  synth::BaselineOptions e2e;
+  e2e.end_to_end = true;
+  const Program p = baseline_program(synth::BaselineKind::kDirect, c, t, e2e);
+  const int64_t bytes = int64_t{64} << 20;
+  const double block_mb = static_cast<double>(bytes) / 8 / kBytesPerMb;
+  const double uplink_us = 6 * block_mb * t.host_switches[0].port_beta_us_per_mb;
+  const double with_host = simulate(p, t, bytes).time_us;
+  EXPECT_GE(with_host, uplink_us);
+  EXPECT_LT(with_host, 1.2 * uplink_us);
+  Topology nvlink_only = t;
+  nvlink_only.host_switches.clear();
+  EXPECT_GT(with_host, 2 * simulate(p, nvlink_only, bytes).time_us);
+}
+
 // Property: every applicable baseline on several machines, compiled, never beats the bound.
 TEST(SimIntegration, BaselinesNeverBeatTheBound) {
   int checked = 0;
@@ -113,22 +137,30 @@ TEST(SimIntegration, BaselinesNeverBeatTheBound) {
       const Collective c = make_collective(kind, t.num_ranks);
       for (synth::BaselineKind b : synth::all_baseline_kinds()) {
         if (!synth::baseline_applies(b, c, t)) continue;
-        Program p;
-        try {
-          p = baseline_program(b, c, t);
-        } catch (const UserError&) {
-          continue;  // does not fit the runtime limits
-        }
-        for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{64} << 20}) {
-          const SimResult r = simulate(p, t, bytes);
-          const ProtocolCost& cost = protocol_cost(t, p.protocol);
-          BoundOptions bo;
-          bo.alpha_factor = cost.alpha_factor;
-          bo.beta_factor = cost.beta_factor;
-          const LowerBound bound = lower_bound(t, c, bytes, bo);
-          EXPECT_GE(r.time_us, bound.lower_bound_us * (1 - 1e-12))
-              << name << " " << to_string(kind) << " " << synth::to_string(b) << " " << bytes;
-          ++checked;
+        // Also end to end (routed sends: on dgx1 and ndv2x2 over the host switches, with every
+        // machine's threadblock limit).
+        for (const bool end_to_end : {false, true}) {
+          synth::BaselineOptions options;
+          options.end_to_end = end_to_end;
+          Program p;
+          try {
+            p = baseline_program(b, c, t, options);
+          } catch (const UserError&) {
+            continue;  // does not fit the runtime limits, or has no end-to-end form
+          }
+          for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{64} << 20}) {
+            const SimResult r = simulate(p, t, bytes);
+            const ProtocolCost& cost = protocol_cost(t, p.protocol);
+            BoundOptions bo;
+            bo.alpha_factor = cost.alpha_factor;
+            bo.beta_factor = cost.beta_factor;
+            bo.host_switches = end_to_end;
+            const LowerBound bound = lower_bound(t, c, bytes, bo);
+            EXPECT_GE(r.time_us, bound.lower_bound_us * (1 - 1e-12))
+                << name << " " << to_string(kind) << " " << synth::to_string(b)
+                << (end_to_end ? " end to end " : " ") << bytes;
+            ++checked;
+          }
         }
       }
     }

@@ -345,6 +345,50 @@ TEST(Simulate, PortShareIsRecomputedWhenATransferEnds) {
   EXPECT_NEAR(r.time_us, 31.0, 1e-9);
 }
 
+TEST(Simulate, ThreadblockLimitCapsEveryTransfer) {
+  // Switch ports of 10 us/MiB; one threadblock reaches only 20 us/MiB (Topology::
+  // threadblock_gbps). A lone 1 MiB send: alpha + 20 = 21 us instead of 11 us. Two sends from
+  // rank 0 at once each get half the port (20 us/MiB), which the limit allows: still 21 us, where
+  // one threadblock alone could not fill the port. Three share it at 30 us/MiB each: 31 us.
+  Topology sw = testing::switch_topology(4, 1.0, 10.0);
+  sw.threadblock_gbps = gbps_from_beta(20.0);
+  const int64_t mib = 1 << 20;
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}}), sw, mib, synchronous()).time_us, 21.0, 1e-9);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}, {0, 2}}), sw, mib, synchronous()).time_us, 21.0,
+              1e-9);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}, {0, 2}, {0, 3}}), sw, mib, synchronous()).time_us,
+              31.0, 1e-9);
+  // On links (the closed form) too: alpha + max(beta, threadblock beta) b.
+  Topology ring = ring_topology(4, 1.0, 10.0);
+  ring.threadblock_gbps = gbps_from_beta(20.0);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}}), ring, mib, synchronous()).time_us, 21.0, 1e-9);
+  // A limit above the link's bandwidth changes nothing.
+  ring.threadblock_gbps = gbps_from_beta(5.0);
+  EXPECT_NEAR(simulate(point_to_point(4, {{0, 1}}), ring, mib, synchronous()).time_us, 11.0, 1e-9);
+}
+
+TEST(Simulate, HostSwitchCarriesOnlySendsWithoutAnotherConnection) {
+  // A line 0 - 1 - 2 of links (1 us, 10 us/MiB) and a host switch over all three (3 us,
+  // 50 us/MiB). 0 -> 2 has no link: it takes the host switch (3 + 50 us) instead of relaying
+  // over rank 1 (2 + 10 us without it); 0 -> 1 keeps its link (11 us).
+  Topology t;
+  t.name = "line-with-host";
+  t.num_ranks = 3;
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 2}}) {
+    t.links.push_back(Link{a, b, 1, 1.0, 10.0, "nvlink"});
+    t.links.push_back(Link{b, a, 1, 1.0, 10.0, "nvlink"});
+  }
+  const int64_t mib = 1 << 20;
+  EXPECT_NEAR(simulate(point_to_point(3, {{0, 2}}), t, mib, synchronous()).time_us, 12.0, 1e-9);
+  t.host_switches.push_back(Switch{"host", {0, 1, 2}, 3.0, 50.0, "pcie"});
+  validate(t);
+  EXPECT_NEAR(simulate(point_to_point(3, {{0, 2}}), t, mib, synchronous()).time_us, 53.0, 1e-9);
+  EXPECT_NEAR(simulate(point_to_point(3, {{0, 1}}), t, mib, synchronous()).time_us, 11.0, 1e-9);
+  // Synthesizers and the verifier see no connection 0 -> 2.
+  EXPECT_FALSE(t.connection(0, 2).has_value());
+  EXPECT_EQ(t.connections().size(), 4u);
+}
+
 TEST(Simulate, LaunchOverheadIsAddedOnce) {
   const int n = 4;
   Topology topo = ring_topology(n, 1.0, 10.0, /*bidirectional=*/false);

@@ -105,6 +105,16 @@ struct Topology {
   /// port; the abstract shapes use it, as TACOS's congestion-aware ASTRA-sim network does, so
   /// routed multi-hop sends share every hop with the traffic already there (docs/simulator.md).
   bool shared_links = false;
+  /// Most bandwidth one transfer (one threadblock's send: an NCCL channel, an MSCCL
+  /// threadblock) reaches in GB/s, whatever its links give; 0 = no limit. One threadblock
+  /// cannot saturate an NVLink or a NIC (TACCL sec. 6.2 "Instances", MSCCLang sec. 7.1.1), so
+  /// the runtimes spread work over channels and instances (docs/simulator.md).
+  double threadblock_gbps = 0.0;
+  /// Switches that only the simulator's routes use, for sends between ranks with no link or
+  /// switch between them (NCCL's point-to-point over PCIe and the CPU interconnect between GPUs
+  /// with no NVLink). connection(), connections() and every synthesizer ignore them, so they
+  /// never change what is synthesized; the lower bound counts them (docs/simulator.md).
+  std::vector<Switch> host_switches;
   /// Per-protocol factors on every alpha and beta (Simple, LL128, LL).
   ProtocolCost simple{1.0, 1.0};
   ProtocolCost ll128{1.0, 128.0 / 120.0};
@@ -136,7 +146,8 @@ inline constexpr int kMaxTopologyRanks = 1 << 22;
 /// reason: rank count, node partition, unknown ranks, self links, non-positive lanes or
 /// bandwidth, negative latency, duplicate links, switches with fewer than two or repeated ranks,
 /// switch port groups of the wrong size or with ids that are not 0..P-1, negative port_lanes,
-/// negative launch_us or memory_gbps, non-positive protocol factors, unreachable ranks.
+/// negative launch_us, memory_gbps or threadblock_gbps, host switches as for switches,
+/// non-positive protocol factors, unreachable ranks.
 void validate(const Topology& topology, const std::string& file = "");
 
 /// Human-readable multi-line summary (for debugging and test failure messages).

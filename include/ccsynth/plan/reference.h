@@ -8,11 +8,14 @@
 //   allreduce                 that ring, and on two or more nodes also NCCL's double binary
 //                             tree (dbt); evaluate_nccl keeps the faster per size, as NCCL's
 //                             tuner picks per size
-//   alltoall, gather, scatter NCCL's point-to-point exchange: the `direct` baseline, every rank
-//                             sending straight to every peer (relayed through GPUs only where
-//                             the topology has no other route; NCCL would use PCIe there)
+//   alltoall, gather, scatter NCCL's point-to-point exchange: the `direct` baseline end to end,
+//                             every rank sending straight to every peer, routed by the network
+//                             (over Topology::host_switches, PCIe, where no NVLink connects two
+//                             GPUs, as NCCL's p2p does)
 //   broadcast, reduce         NCCL's ring pipeline: the `chain` baseline from the root over a
 //                             ring order, cut into kNcclPipeline pieces
+// Each candidate runs in every protocol NCCL has (Simple, LL128, LL) and the fastest per size is
+// kept, as NCCL's tuner picks the algorithm and protocol per size.
 // `ccsynth baseline --algo ring` without flags builds the same ring.
 
 #include <optional>
@@ -30,6 +33,10 @@ namespace ccsynth::plan {
 /// Pieces NCCL-like pipelines (broadcast and reduce chains, the allreduce tree) are cut into.
 inline constexpr int kNcclPipeline = 8;
 
+/// The protocols NCCL chooses among per size (its tuner; NCCL_PROTO unset).
+inline const std::vector<Protocol> kNcclProtocols = {Protocol::kSimple, Protocol::kLL128,
+                                                     Protocol::kLL};
+
 /// One algorithm NCCL would run: `algo` is the baseline it comes from (ring, dbt, direct, chain).
 struct NcclCandidate {
   std::string algo;
@@ -41,11 +48,14 @@ struct NcclCandidate {
 std::vector<NcclCandidate> reference_nccl(const Collective& collective, const Topology& topology);
 
 /// Evaluates every reference_nccl() candidate (compiled as `base` with its name set to
-/// "nccl_<algo>", in every variant of `space`) and keeps per size the fastest correct one; the
-/// program kept is the fastest at the last size. nullopt when no candidate applies; a candidate
-/// that fails verification is returned as is when no candidate is correct.
+/// "nccl_<algo>" and each of `protocols` in turn, in every variant of `space`) and keeps per
+/// size the fastest correct one; the program kept is the fastest at the last size. nullopt when
+/// no candidate applies; a candidate that fails verification is returned as is when no
+/// candidate is correct. `protocols` = {Simple} is NCCL run with NCCL_PROTO=Simple (SCCL's
+/// baseline, SCCL sec. 5.5).
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
                                        const compiler::CompileOptions& base,
-                                       const VariantSpace& space, const EvaluateOptions& options);
+                                       const VariantSpace& space, const EvaluateOptions& options,
+                                       const std::vector<Protocol>& protocols = kNcclProtocols);
 
 }  // namespace ccsynth::plan

@@ -19,6 +19,10 @@ struct BoundOptions {
   /// Up to this many ranks every cut is enumerated (exact cut bound); above, candidate cuts
   /// come from max-flow min cuts, node groups, single ranks and contiguous halves.
   int exact_cut_max_ranks = 14;
+  /// Also count Topology::host_switches as switches: only routed programs (sends between ranks
+  /// with no link or switch, e.g. `--end-to-end` baselines) can use them, so the bound of any
+  /// other program leaves them out and stays as tight as without them.
+  bool host_switches = false;
 };
 
 /// The bound and its parts; lower_bound_us = launch_us + max(latency_us, bandwidth_us).
