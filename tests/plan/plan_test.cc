@@ -190,13 +190,19 @@ TEST(Reference, ClusterRingIsNearTheBound) {
   }
 }
 
+// Evaluation at 1 KB and 64 MB on `t`.
+EvaluateOptions small_and_large(const Topology& t) {
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {1024, 64 * kMiB};
+  return eo;
+}
+
 // evaluate_nccl keeps per size the faster of NCCL's allreduce ring and tree on a cluster.
 TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   const Topology t = topologies::make_builtin("ndv4x2");
   const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {1024, 64 * kMiB};
+  const EvaluateOptions eo = small_and_large(t);
   const std::optional<Evaluated> nccl = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
   ASSERT_TRUE(nccl.has_value());
   ASSERT_TRUE(nccl->ok());
@@ -215,9 +221,7 @@ TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
 TEST(Reference, EvaluateNcclPicksTheProtocolPerSize) {
   const Topology t = topologies::make_builtin("ndv2x2");
   const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {1024, 64 * kMiB};
+  const EvaluateOptions eo = small_and_large(t);
   const std::optional<Evaluated> any = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
   const std::optional<Evaluated> simple =
       evaluate_nccl(ar, t, {}, VariantSpace{}, eo, {Protocol::kSimple});
