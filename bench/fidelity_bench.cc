@@ -363,12 +363,17 @@ void run_other_protocols(Job& job, const Topology& topology, const plan::PlanReq
                          const Algorithm& algorithm) {
   plan::EvaluateOptions options;
   options.topology = &topology;
-  options.sizes = request.sizes;
   for (size_t i = 1; i < job.method.protocols.size(); ++i) {
     compiler::CompileOptions compile = plan::compile_options(request);
     compile.protocol = job.method.protocols[i];
+    // Only where the protocol's lower bound is below the time so far (as evaluate_nccl does).
+    std::vector<double> best_us;
+    for (const int64_t bytes : request.sizes) best_us.push_back(job.time_us.at(bytes));
+    options.sizes = plan::sizes_protocol_can_win(algorithm.collective, algorithm.routed, topology,
+                                                 compile.protocol, request.sizes, best_us);
+    if (options.sizes.empty()) continue;
     plan::PlanResult result;
-    result.sizes = request.sizes;
+    result.sizes = options.sizes;
     try {
       result.program = plan::evaluate_variants(algorithm, compile, request.variants, options);
     } catch (const UserError&) {

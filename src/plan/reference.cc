@@ -48,27 +48,6 @@ void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
   best->results = std::move(results);
 }
 
-// The sizes at which `protocol` can still beat `best`: where the lower bound with the
-// protocol's factors (never above its simulation) is below best's time. LL, whose beta is
-// doubled, is thus not simulated at sizes where bandwidth dominates; no threshold is assumed.
-std::vector<int64_t> sizes_worth_trying(const Collective& collective, bool routed,
-                                        const Topology& topology, Protocol protocol,
-                                        const std::optional<Evaluated>& best,
-                                        const std::vector<int64_t>& sizes) {
-  if (!best || !best->ok() || best->results.size() != sizes.size()) return sizes;
-  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
-  sim::BoundOptions bound;
-  bound.alpha_factor = cost.alpha_factor;
-  bound.beta_factor = cost.beta_factor;
-  bound.host_switches = routed;
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    const double floor = sim::lower_bound(topology, collective, sizes[i], bound).lower_bound_us;
-    if (floor < best->results[i].time_us) out.push_back(sizes[i]);
-  }
-  return out;
-}
-
 }  // namespace
 
 std::vector<NcclCandidate> reference_nccl(const Collective& collective, const Topology& topology) {
@@ -102,6 +81,23 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
   return out;
 }
 
+std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool routed,
+                                            const Topology& topology, Protocol protocol,
+                                            const std::vector<int64_t>& sizes,
+                                            const std::vector<double>& best_us) {
+  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
+  sim::BoundOptions bound;
+  bound.alpha_factor = cost.alpha_factor;
+  bound.beta_factor = cost.beta_factor;
+  bound.host_switches = routed;
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const double floor = sim::lower_bound(topology, collective, sizes[i], bound).lower_bound_us;
+    if (i >= best_us.size() || floor < best_us[i]) out.push_back(sizes[i]);
+  }
+  return out;
+}
+
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
                                        const compiler::CompileOptions& base,
                                        const VariantSpace& space, const EvaluateOptions& options,
@@ -114,8 +110,12 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
       compile.protocol = protocol;
       EvaluateOptions some = options;
       if (options.topology != nullptr && !options.sizes.empty()) {
-        some.sizes = sizes_worth_trying(candidate.algorithm.collective, candidate.algorithm.routed,
-                                        *options.topology, protocol, best, options.sizes);
+        std::vector<double> best_us;  // empty (nothing to beat) until one result per size
+        if (best && best->ok() && best->results.size() == options.sizes.size())
+          for (const SizedResult& r : best->results) best_us.push_back(r.time_us);
+        some.sizes =
+            sizes_protocol_can_win(candidate.algorithm.collective, candidate.algorithm.routed,
+                                   *options.topology, protocol, options.sizes, best_us);
         if (some.sizes.empty()) continue;
       }
       try {
