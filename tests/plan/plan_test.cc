@@ -232,6 +232,22 @@ TEST(Reference, EvaluateNcclPicksTheProtocolPerSize) {
   EXPECT_EQ(simple->program.protocol, Protocol::kSimple);
 }
 
+// A protocol is simulated only at sizes where its lower bound is below the time to beat: LL
+// (beta x 2) cannot beat a Simple program 1% above the Simple bound at 1 GiB, but can at 1 KB
+// (alpha x 0.5); with nothing to beat every size is tried.
+TEST(Reference, ProtocolIsTriedOnlyWhereItsBoundCanWin) {
+  const Topology t = topologies::make_builtin("ndv2x2");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
+  const std::vector<int64_t> sizes = {1024, 1024 * kMiB};
+  std::vector<double> best_us;
+  for (const int64_t bytes : sizes) {
+    best_us.push_back(1.01 * sim::lower_bound(t, ar, bytes).lower_bound_us);
+  }
+  EXPECT_EQ(sizes_protocol_can_win(ar, false, t, Protocol::kLL, sizes, best_us),
+            std::vector<int64_t>{1024});
+  EXPECT_EQ(sizes_protocol_can_win(ar, false, t, Protocol::kLL, sizes, {}), sizes);
+}
+
 // NCCL's alltoall is p2p: on a DGX-1 the pairs without NVLink go over PCIe (the host switch),
 // not relayed over NVLink, so at 64 MB the reference is over 2x slower than the relaying direct.
 TEST(Reference, AlltoallIsPointToPointOverPcie) {
