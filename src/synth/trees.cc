@@ -520,12 +520,14 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   const int n = c.num_ranks;
   const Collective ag = make_collective(CollectiveKind::kAllGather, n, chunks);
   const double chunk_bytes = static_cast<double>(o.bytes) / c.input_chunks;
+  // The last phase's schedule makespan (the estimate of a one-phase collective).
+  double best_us = 0;
   // One phase: an allgather down out-trees, or (transposed) the inverse of one down in-trees,
   // where reductions flow up to every root; of the packings with each depth weight, the one
   // whose list schedule ends first.
   auto phase = [&](bool transposed) {
     Algorithm best;
-    double best_us = 0;
+    best_us = 0;
     for (const double weight : depth_weights(topology)) {
       const TreePacking p = pack_trees(topology, k, {transposed, o.refine_passes, weight});
       Algorithm a = allgather_down_trees(p, ag, LaneCounter(topology, transposed));
@@ -544,8 +546,14 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   auto allgather = [&] { return phase(false); };
   auto reducescatter = [&] { return phase(true); };
   switch (c.kind) {
-    case CollectiveKind::kAllGather: r.algorithm = allgather(); break;
-    case CollectiveKind::kReduceScatter: r.algorithm = reducescatter(); break;
+    case CollectiveKind::kAllGather:
+      r.algorithm = allgather();
+      r.estimate_us = best_us;  // start times already set by the phase's schedule
+      break;
+    case CollectiveKind::kReduceScatter:
+      r.algorithm = reducescatter();
+      r.estimate_us = best_us;
+      break;
     case CollectiveKind::kAllReduce: {
       const Algorithm rs = reducescatter();
       const TreesResult first = r;
@@ -554,13 +562,13 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
       r.bottleneck_ratio = std::max(r.bottleneck_ratio, first.bottleneck_ratio);
       r.packed_us += first.packed_us;
       r.algorithm = allreduce_from(rs, ag_phase);
+      r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
       break;
     }
     default:
       throw UserError("", "collective",
                       "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
   }
-  r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
   r.algorithm.name = "trees_" + c.name;
   r.algorithm.topology = topology.name;
   return r;
