@@ -192,9 +192,6 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
 
 // ---- trees (throughput) --------------------------------------------------------------------
 
-// Pipeline pieces per tree when the chunk count is the method's default.
-constexpr int kDefaultTreePieces = 4;
-
 SynthResult run_trees(const Topology& topology, const Collective& collective,
                       const SynthOptions& o) {
   TreesOptions options;
@@ -232,9 +229,7 @@ Synthesizer trees_synthesizer() {
        "that packs best)",
        false, true},
       {"refine", ParamKind::kInt, "rip-up-and-reroute passes over every tree (default 4)", true}};
-  s.default_chunks = [](const Topology& t, CollectiveKind) {
-    return best_trees_per_root(t) * kDefaultTreePieces;
-  };
+  s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;
   return s;
 }

@@ -31,6 +31,10 @@ constexpr double kPriceSteepness = 10.0;
 // Above this many ranks the default trees per root are chosen among 1 and 2 only (each
 // candidate is a whole packing).
 constexpr int kManyRanks = 256;
+// Pipeline pieces per tree of the default chunk count up to kManyRanks ranks; above, one (the
+// simulator and the runtime pipeline a chunk in FIFO slices anyway, and 1024 ranks with 4
+// pieces make 4 million ops to schedule and compile).
+constexpr int kDefaultPieces = 4;
 
 // One directed edge of the packing graph (a link or a pair of switch members) and the resources
 // (the link, or the switch ports it leaves and enters by, in that order) a transfer holds.
@@ -445,6 +449,7 @@ std::vector<double> depth_weights(const Topology& t) {
 // The candidate whose packing has the smallest bottleneck per byte of a rank's data (a tree
 // carries 1 / k of it); the fewest trees unless more are 0.5% better.
 int best_of(const Topology& topology, const std::vector<int>& candidates, int refine_passes) {
+  if (candidates.size() == 1) return candidates.front();  // nothing to compare
   int best = candidates.front();
   double best_per_byte = 0;
   for (const int k : candidates) {
@@ -508,6 +513,10 @@ int best_trees_per_root(const Topology& topology, int max_trees) {
   std::vector<int> candidates(max_trees);
   std::iota(candidates.begin(), candidates.end(), 1);
   return best_of(topology, candidates, PackOptions{}.refine_passes);
+}
+
+int default_chunks_per_rank(const Topology& topology) {
+  return best_trees_per_root(topology) * (topology.num_ranks > kManyRanks ? 1 : kDefaultPieces);
 }
 
 TreesResult synthesize_trees(const Topology& topology, const Collective& c, const TreesOptions& o) {

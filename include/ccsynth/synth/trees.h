@@ -53,6 +53,10 @@ TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackO
 /// 0.5%); max_trees 0 means 8, or 2 above 256 ranks.
 int best_trees_per_root(const Topology& topology, int max_trees = 0);
 
+/// The method's default chunks per rank: best_trees_per_root() x 4 pipeline pieces, or x 1
+/// above 256 ranks.
+int default_chunks_per_rank(const Topology& topology);
+
 /// Options of the trees method.
 struct TreesOptions {
   int trees_per_root = 0;  // 0: the divisor of the chunk count up to 8 that packs best
