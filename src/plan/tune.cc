@@ -45,21 +45,6 @@ constexpr int kScclMaxRanks = 8;
 // Pipeline pieces per tree tried by the trees method (its chunks per rank = trees x pieces).
 const std::vector<int> kTreePieces = {1, 4, 16, 64};
 
-// The input chunks per rank a size is divided into, as the simulator infers them
-// (docs/simulator.md "Sizes"): the largest i_chunks, or for in-place programs without an input
-// buffer o_chunks / ngpus for allgather and gather, else o_chunks.
-int input_chunks_of(const Program& program) {
-  int input = 0, output = 0;
-  for (const GpuProgram& gpu : program.gpus) {
-    input = std::max(input, gpu.input_chunks);
-    output = std::max(output, gpu.output_chunks);
-  }
-  if (input > 0) return input;
-  const bool gathers = program.collective == CollectiveKind::kAllGather ||
-                       program.collective == CollectiveKind::kGather;
-  return std::max(1, gathers && program.num_ranks > 0 ? output / program.num_ranks : output);
-}
-
 // Simulated time of a variant at a size it was not simulated at: its lower bound showed that
 // it cannot win there (TunedSize::times leaves it out).
 constexpr double kPruned = std::numeric_limits<double>::infinity();
@@ -347,7 +332,7 @@ std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
 ProgramLoad program_load(const Program& program, const Topology& topology) {
   ProgramLoad out;
   out.launch_us = topology.launch_us;
-  out.input_chunks = input_chunks_of(program);
+  out.input_chunks = sim::infer_input_chunks(program);
   const double beta_factor = sim::protocol_cost(topology, program.protocol).beta_factor;
   // us per chunk byte on every link and switch port direction.
   std::map<std::tuple<int, int, int, int>, double> load;
