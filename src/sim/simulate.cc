@@ -163,6 +163,8 @@ struct Record {
   int64_t pred = -1;
 };
 
+}  // namespace
+
 int infer_input_chunks(const Program& program) {
   int input = 0;
   int output = 0;
@@ -176,6 +178,8 @@ int infer_input_chunks(const Program& program) {
   if (gathers && program.num_ranks > 0) return std::max(1, output / program.num_ranks);
   return std::max(1, output);
 }
+
+namespace {
 
 class Simulator {
  public:
