@@ -70,6 +70,49 @@ TEST(Evaluate, KeepsTheFastestVariantPerSize) {
   EXPECT_EQ(best.options.instances, best.results.back().instances);
 }
 
+// Only the variants whose results are kept are verified: a wrong program that simulates
+// fastest (here the fused one, first in the order, with a corrupted receive) is found, and the
+// next fastest correct variant takes its place at every size.
+TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
+                                              make_collective(CollectiveKind::kAllGather, 4, 2), t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {1024, 64 * kMiB};
+  int corrupted = 0;
+  eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
+    Program p = compiler::compile(a, o);
+    if (!o.fuse) return p;
+    for (Step& s : p.gpus[0].threadblocks[0].steps) {
+      if (!receives(s.type) || s.dst_buffer != Buffer::kOutput) continue;
+      // Writes the received chunk one slot off: same time, wrong data.
+      s.dst_offset = (s.dst_offset + 1) % p.gpus[0].output_chunks;
+      ++corrupted;
+      break;
+    }
+    return p;
+  };
+  const Evaluated best = evaluate_variants(ring, {}, {}, eo);
+  EXPECT_GT(corrupted, 0);
+  ASSERT_TRUE(best.ok());
+  EXPECT_FALSE(best.options.fuse);
+  EXPECT_TRUE(verify::verify_program(best.program).ok());
+  compiler::CompileOptions unfused;
+  unfused.fuse = false;
+  const Evaluated plain = evaluate(ring, unfused, eo);
+  // The corrupted variant would have won: the correct fused program is as fast or faster and
+  // comes first.
+  EvaluateOptions correct = eo;
+  correct.compile = nullptr;
+  EXPECT_LE(evaluate(ring, {}, correct).results.back().time_us, plain.results.back().time_us);
+  ASSERT_EQ(best.results.size(), eo.sizes.size());
+  for (size_t i = 0; i < eo.sizes.size(); ++i) {
+    EXPECT_FALSE(best.results[i].fused) << eo.sizes[i];
+    EXPECT_DOUBLE_EQ(best.results[i].time_us, plain.results[i].time_us) << eo.sizes[i];
+  }
+}
+
 TEST(Evaluate, WithoutATopologyOnlyVerifies) {
   const Topology t = topologies::make_builtin("ring:4");
   const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
