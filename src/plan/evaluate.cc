@@ -1,7 +1,7 @@
 #include "ccsynth/plan/evaluate.h"
 
 #include <algorithm>
-#include <limits>
+#include <numeric>
 #include <optional>
 #include <utility>
 
@@ -56,11 +56,31 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Every variant of `space` in the order instances x fusion x step / start-time order.
+std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm,
+                                                      const compiler::CompileOptions& base,
+                                                      const VariantSpace& space) {
+  std::vector<compiler::CompileOptions> out;
+  for (const int instances : space.instances) {
+    for (const bool fuse : space.fusion) {
+      for (const bool ordered : orders_for(algorithm, space)) {
+        compiler::CompileOptions options = base;
+        options.instances = instances;
+        options.fuse = fuse;
+        options.schedule_order = ordered;
+        out.push_back(options);
+      }
+    }
+  }
+  return out;
+}
+
 // One compiled variant: its simulated times and, once checked, its verdict. Only the program
 // of the variant fastest at the last size is held (they are large at thousands of ranks);
 // another one is compiled again when it has to be verified.
 struct Variant {
   compiler::CompileOptions options;
+  size_t position = 0;  // in the order instances x fusion x order: the first wins a tie
   std::vector<SizedResult> results;
   std::optional<verify::VerifyReport> report;  // set once verified
   bool ok() const { return report && report->ok(); }
@@ -75,17 +95,20 @@ class VariantRace {
   VariantRace(const Evaluated& checked, const EvaluateOptions& o, std::vector<double> bounds)
       : checked_(checked), o_(o), bounds_(std::move(bounds)) {}
 
-  // Compiles and simulates one variant; false when it is over the runtime's limits.
-  bool add(const compiler::CompileOptions& options) {
+  // Compiles and simulates one variant, from `lowering` when given; false when it is over the
+  // runtime's limits.
+  bool add(const compiler::CompileOptions& options, size_t position,
+           const compiler::Lowering* lowering) {
     Program program;
     try {
-      program = compile(options);
+      program = lowering != nullptr ? compiler::compile(*lowering, options) : compile(options);
     } catch (const UserError& e) {
       last_failure_ = e;  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
     }
     Variant v;
     v.options = options;
+    v.position = position;
     if (o_.sizes.empty()) {
       // Nothing to race on: the first correct variant is the one kept.
       v.report = verify_compiled(program, checked_.algorithm, options, o_);
@@ -94,7 +117,7 @@ class VariantRace {
     }
     variants_.push_back(std::move(v));
     const size_t at = variants_.size() - 1;
-    if (!held_ || variants_[*held_].rejected() || time_at_last_size(at) < time_at_last_size(*held_))
+    if (!held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_))
       hold(at, std::move(program));
     return true;
   }
@@ -103,6 +126,18 @@ class VariantRace {
   bool settled() const {
     return o_.sizes.empty() &&
            std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.ok(); });
+  }
+
+  // The lowering shared by the variants that differ from `options` only in fusion, or nullopt
+  // when it fails (recorded as a failure) or a test's compiler replaces the compiler.
+  std::optional<compiler::Lowering> lower(const compiler::CompileOptions& options) {
+    if (o_.compile) return std::nullopt;
+    try {
+      return compiler::Lowering(checked_.algorithm, options);
+    } catch (const UserError& e) {
+      last_failure_ = e;
+      return std::nullopt;
+    }
   }
 
   bool empty() const { return variants_.empty(); }
@@ -148,10 +183,18 @@ class VariantRace {
     }
   }
 
-  // Simulated time at the last size; infinite without one (no sizes, or a rejected program).
-  double time_at_last_size(size_t at) const {
-    const std::vector<SizedResult>& r = variants_[at].results;
-    return r.empty() ? std::numeric_limits<double>::infinity() : r.back().time_us;
+  static bool faster(const Variant& a, const Variant& b, size_t size) {
+    const double ta = a.results[size].time_us, tb = b.results[size].time_us;
+    return ta != tb ? ta < tb : a.position < b.position;
+  }
+
+  // Whether variant `a` goes before `b` at the last size: faster, or as fast and first in the
+  // order (the first in the order without sizes).
+  bool before_at_last_size(size_t a, size_t b) const {
+    const Variant& va = variants_[a];
+    const Variant& vb = variants_[b];
+    if (va.results.empty() || vb.results.empty()) return va.position < vb.position;
+    return faster(va, vb, va.results.size() - 1);
   }
 
   // The first fastest variant at `size` that is not known to be wrong, or -1. Without sizes,
@@ -161,8 +204,7 @@ class VariantRace {
     for (size_t i = 0; i < variants_.size(); ++i) {
       if (variants_[i].rejected()) continue;
       if (o_.sizes.empty()) return static_cast<int>(i);
-      if (best < 0 || variants_[i].results[size].time_us < variants_[best].results[size].time_us)
-        best = static_cast<int>(i);
+      if (best < 0 || faster(variants_[i], variants_[best], size)) best = static_cast<int>(i);
     }
     return best;
   }
@@ -221,18 +263,25 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   if (!checked.algorithm_report.ok()) return checked;
   VariantRace race(checked, o,
                    o.sizes.empty() ? std::vector<double>{} : bounds_at(o, algorithm.collective));
-  const std::vector<bool> orders = orders_for(algorithm, space);
-  for (const int instances : space.instances) {
-    for (const bool fuse : space.fusion) {
-      for (const bool ordered : orders) {
-        if (race.settled()) break;
-        compiler::CompileOptions options = base;
-        options.instances = instances;
-        options.fuse = fuse;
-        options.schedule_order = ordered;
-        race.add(options);
-      }
+  // Variants that differ only in fusion share one lowering, so they are compiled one after the
+  // other (with sizes; without, the first correct one in the order is kept).
+  std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
+  std::vector<size_t> by_lowering(variants.size());
+  std::iota(by_lowering.begin(), by_lowering.end(), 0);
+  if (!o.sizes.empty()) {
+    std::stable_sort(by_lowering.begin(), by_lowering.end(), [&](size_t a, size_t b) {
+      return std::pair(variants[a].instances, variants[a].schedule_order) <
+             std::pair(variants[b].instances, variants[b].schedule_order);
+    });
+  }
+  std::optional<compiler::Lowering> lowering;
+  for (size_t k = 0; k < by_lowering.size() && !race.settled(); ++k) {
+    const compiler::CompileOptions& options = variants[by_lowering[k]];
+    if (k == 0 || !lowering || !lowering->matches(options)) {
+      lowering.reset();  // one held at a time: they are large at thousands of ranks
+      lowering = race.lower(options);
     }
+    race.add(options, by_lowering[k], lowering ? &*lowering : nullptr);
   }
   if (race.empty() && race.last_failure()) throw *race.last_failure();
   CCSYNTH_CHECK(!race.empty()) << "evaluate_variants needs at least one variant";
