@@ -105,8 +105,9 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
     target = fresh_scratch(rank);
     if (!post) scratch_of_[k] = target;
   }
-  if (old && holder_.count(slot_key(rank, *old)) && holder_[slot_key(rank, *old)] == chunk) {
-    holder_.erase(slot_key(rank, *old));
+  if (old) {
+    const auto was = holder_.find(slot_key(rank, *old));
+    if (was != holder_.end() && was->second == chunk) holder_.erase(was);
   }
   location_[k] = target;
   holder_[slot_key(rank, target)] = chunk;

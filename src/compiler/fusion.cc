@@ -1,6 +1,7 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -17,6 +18,12 @@ std::vector<std::set<BufferRef>> post_locations(const Lowered& l) {
     for (const Slot& s : spec.post) out[s.rank].insert(output_location(l.collective, s, l.inplace));
   }
   return out;
+}
+
+// (rank, peer, channel, direction 0 = send / 1 = receive) as one hashable number.
+int64_t connection_key(int rank, int peer, int channel, int direction) {
+  return ((static_cast<int64_t>(rank) << 32 | static_cast<int64_t>(peer)) << 8 | channel) << 1 |
+         direction;
 }
 
 bool is_receive(StepType t) { return t == StepType::kRecv || t == StepType::kRecvReduceCopy; }
@@ -97,12 +104,14 @@ std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
 int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates,
                       const ConnectionPlan& plan, const std::set<int>& no_fuse) {
   // Threadblock of each connection: (rank, peer, channel, direction) -> index.
-  std::map<std::tuple<int, int, int, int>, int> tb_of;
+  std::unordered_map<int64_t, int> tb_of;
   for (int rank = 0; rank < static_cast<int>(plan.threadblocks.size()); ++rank) {
     const auto& tbs = plan.threadblocks[rank];
     for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
-      if (tbs[t].send_peer >= 0) tb_of[{rank, tbs[t].send_peer, tbs[t].channel, 0}] = t;
-      if (tbs[t].recv_peer >= 0) tb_of[{rank, tbs[t].recv_peer, tbs[t].channel, 1}] = t;
+      if (tbs[t].send_peer >= 0)
+        tb_of[connection_key(rank, tbs[t].send_peer, tbs[t].channel, 0)] = t;
+      if (tbs[t].recv_peer >= 0)
+        tb_of[connection_key(rank, tbs[t].recv_peer, tbs[t].channel, 1)] = t;
     }
   }
   // Keys of the sends of every send connection (rank, peer, channel).
@@ -122,8 +131,8 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
     Instruction& send = l.instructions[c.send];
     const Transfer& in = l.transfers[recv.recv_transfer];
     Transfer& out = l.transfers[send.send_transfer];
-    auto rt = tb_of.find({recv.rank, in.src_rank, in.channel, 1});
-    auto st = tb_of.find({send.rank, out.dst_rank, out.channel, 0});
+    auto rt = tb_of.find(connection_key(recv.rank, in.src_rank, in.channel, 1));
+    auto st = tb_of.find(connection_key(send.rank, out.dst_rank, out.channel, 0));
     if (rt == tb_of.end() || st == tb_of.end() || rt->second != st->second) continue;
     // The send moves up to the receive's place: no other send of its connection may lie
     // in between, or the receiver would match them in the wrong order.

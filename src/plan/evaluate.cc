@@ -31,9 +31,13 @@ std::vector<SizedResult> simulate_sizes(const Program& program,
                                         const compiler::CompileOptions& options,
                                         const EvaluateOptions& o,
                                         const std::vector<double>& bounds) {
+  // Only the times are kept: no critical path (a record per step instance, as large as the
+  // program at thousands of ranks).
+  sim::SimOptions timing;
+  timing.critical_path = false;
   std::vector<SizedResult> out;
   for (size_t i = 0; i < o.sizes.size(); ++i) {
-    const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i]);
+    const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i], timing);
     out.push_back({o.sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
                    options.instances, options.fuse, options.schedule_order});
   }
