@@ -20,6 +20,11 @@ std::vector<std::set<BufferRef>> post_locations(const Lowered& l) {
   return out;
 }
 
+// A buffer slot of one rank as one hashable number.
+int64_t slot_code(BufferRef ref) {
+  return static_cast<int64_t>(ref.index) * 4 + static_cast<int>(ref.buffer);
+}
+
 // (rank, peer, channel, direction 0 = send / 1 = receive) as one hashable number.
 int64_t connection_key(int rank, int peer, int channel, int direction) {
   return ((static_cast<int64_t>(rank) << 32 | static_cast<int64_t>(peer)) << 8 | channel) << 1 |
@@ -36,21 +41,26 @@ struct ReceiveUse {
 
 void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<BufferRef>& posts,
                std::vector<FusionCandidate>& out) {
-  std::map<BufferRef, int> last_writer;
+  std::unordered_map<int64_t, int> last_writer;  // slot_code(slot) -> instruction
   std::unordered_map<int, ReceiveUse> uses;
   std::vector<int> receives;
+  std::vector<int> seen;  // receives already counted as read by this instruction
   for (int i : order) {
     const Instruction& in = l.instructions[i];
     if (reads_src(in.type)) {
-      std::set<int> seen;
+      seen.clear();
       bool exact = true;
       int writer = -1;
       for (int j = 0; j < in.count; ++j) {
-        auto it = last_writer.find({in.src.buffer, in.src.index + j});
+        auto it = last_writer.find(slot_code({in.src.buffer, in.src.index + j}));
         const int w = it == last_writer.end() ? -1 : it->second;
         if (j == 0) writer = w;
         if (w != writer) exact = false;
-        if (w >= 0 && uses.count(w) && seen.insert(w).second) ++uses[w].readers;
+        if (w < 0 || std::find(seen.begin(), seen.end(), w) != seen.end()) continue;
+        auto use = uses.find(w);
+        if (use == uses.end()) continue;
+        seen.push_back(w);
+        ++use->second.readers;
       }
       if (in.type == StepType::kSend && exact && writer >= 0 && uses.count(writer)) {
         const Instruction& r = l.instructions[writer];
@@ -61,7 +71,7 @@ void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<B
     }
     if (writes_dst(in.type)) {
       for (int j = 0; j < in.count; ++j) {
-        int& w = last_writer[{in.dst.buffer, in.dst.index + j}];
+        int& w = last_writer[slot_code({in.dst.buffer, in.dst.index + j})];
         auto it = uses.find(w);
         if (it != uses.end() && w != i) ++it->second.overwritten;
         w = i;
