@@ -36,14 +36,25 @@ TEST(Limits, EachDialectHasItsOwnAndOverridesWin) {
   EXPECT_EQ(o.max_threadblocks_per_rank, 100);
 }
 
-// The kept result per size is the minimum over the variants, each simulated on its own.
-TEST(Evaluate, KeepsTheFastestVariantPerSize) {
-  const Topology t = topologies::make_builtin("ring:4");
-  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
-                                              make_collective(CollectiveKind::kAllGather, 4, 2), t);
+// The ring allgather with two chunks per rank on `t`.
+Algorithm two_chunk_ring_allgather(const Topology& t) {
+  return synth::make_baseline(synth::BaselineKind::kRing,
+                              make_collective(CollectiveKind::kAllGather, t.num_ranks, 2), t);
+}
+
+// Simulated on `t` at 1 KB and 64 MiB per rank.
+EvaluateOptions small_and_large(const Topology& t) {
   EvaluateOptions eo;
   eo.topology = &t;
   eo.sizes = {1024, 64 * kMiB};
+  return eo;
+}
+
+// The kept result per size is the minimum over the variants, each simulated on its own.
+TEST(Evaluate, KeepsTheFastestVariantPerSize) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
   VariantSpace space;
   space.instances = {1, 2};
   const Evaluated best = evaluate_variants(ring, {}, space, eo);
@@ -75,11 +86,8 @@ TEST(Evaluate, KeepsTheFastestVariantPerSize) {
 // next fastest correct variant takes its place at every size.
 TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
   const Topology t = topologies::make_builtin("ring:4");
-  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
-                                              make_collective(CollectiveKind::kAllGather, 4, 2), t);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {1024, 64 * kMiB};
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
   int corrupted = 0;
   eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
     Program p = compiler::compile(a, o);
