@@ -1,6 +1,7 @@
 // Stages after synthesis at scale (issue 16): CPU seconds of every stage of `ccsynth synth`
 // (synthesis, algorithm verification, one compilation in the executor dialect, program
-// verification, simulation at 1 MiB per rank, XML writing in both dialects, the nccl reference)
+// verification, simulation at 1 MiB per rank, XML writing in both dialects, the nccl reference
+// in the variants `synth` evaluates it in)
 // and the growth exponent k of each stage (time ~ transfers^k) between successive cases.
 //
 //   pipeline_bench [METHOD:COLLECTIVE:TOPOLOGY...]
@@ -23,6 +24,7 @@
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/evaluate.h"
 #include "ccsynth/plan/limits.h"
+#include "ccsynth/plan/planner.h"
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
@@ -108,8 +110,8 @@ Case run_case(const std::string& spec) {
   evaluate.topology = &topology;
   evaluate.sizes = {kBytes};
   timed(c, "nccl_reference", [&] {
-    return plan::evaluate_nccl(algorithm.collective, topology, options, plan::VariantSpace{},
-                               evaluate);
+    return plan::evaluate_nccl(algorithm.collective, topology, options,
+                               plan::nccl_variants(plan::VariantSpace{}), evaluate);
   });
   return c;
 }

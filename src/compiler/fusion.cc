@@ -124,12 +124,14 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
         tb_of[connection_key(rank, tbs[t].recv_peer, tbs[t].channel, 1)] = t;
     }
   }
-  // Keys of the sends of every send connection (rank, peer, channel).
-  std::map<std::tuple<int, int, int>, std::set<OrderKey>> send_keys;
+  // Keys of the sends of every send connection (rank, peer, channel), sorted.
+  std::unordered_map<int64_t, std::vector<OrderKey>> send_keys;
   for (const Transfer& tr : l.transfers) {
     if (tr.removed) continue;
-    send_keys[{tr.src_rank, tr.dst_rank, tr.channel}].insert(l.instructions[tr.sender].key);
+    send_keys[connection_key(tr.src_rank, tr.dst_rank, tr.channel, 0)].push_back(
+        l.instructions[tr.sender].key);
   }
+  for (auto& [connection, keys] : send_keys) std::sort(keys.begin(), keys.end());
   std::vector<FusionCandidate> sorted = candidates;
   std::sort(sorted.begin(), sorted.end(), [&](const FusionCandidate& a, const FusionCandidate& b) {
     return l.instructions[a.receive].key < l.instructions[b.receive].key;
@@ -146,11 +148,11 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
     if (rt == tb_of.end() || st == tb_of.end() || rt->second != st->second) continue;
     // The send moves up to the receive's place: no other send of its connection may lie
     // in between, or the receiver would match them in the wrong order.
-    auto& keys = send_keys[{send.rank, out.dst_rank, out.channel}];
-    auto next = keys.upper_bound(recv.key);
+    // With none in between, the send's key becomes the receive's in place: still sorted.
+    auto& keys = send_keys[connection_key(send.rank, out.dst_rank, out.channel, 0)];
+    auto next = std::upper_bound(keys.begin(), keys.end(), recv.key);
     if (next == keys.end() || !(*next == send.key)) continue;
-    keys.erase(send.key);
-    keys.insert(recv.key);
+    *next = recv.key;
     if (recv.type == StepType::kRecv) {
       recv.type = StepType::kRecvCopySend;
     } else {
