@@ -75,13 +75,16 @@ void share_hinted_channels(Lowered& l) {
 }
 
 void assign_channels(Lowered& l, int capacity, int max_channels) {
-  std::vector<int> order;
+  // Transfers in the order of their sends: sorted by (key, index), the keys held next to the
+  // indices (a stable sort by key without an indirect lookup per comparison).
+  std::vector<std::pair<OrderKey, int>> keyed;
   for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
-    if (!l.transfers[t].removed) order.push_back(t);
+    if (!l.transfers[t].removed) keyed.emplace_back(l.instructions[l.transfers[t].sender].key, t);
   }
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return l.instructions[l.transfers[a].sender].key < l.instructions[l.transfers[b].sender].key;
-  });
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int> order;
+  order.reserve(keyed.size());
+  for (const auto& [key, t] : keyed) order.push_back(t);
   // A connection of n > capacity transfers spreads them evenly over the ceil(n / capacity)
   // channels it needs (at most `capacity` each) instead of filling channels to `capacity` in
   // turn: its threadblocks, which also hold the paired connection, stay equally short.
