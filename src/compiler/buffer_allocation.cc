@@ -36,6 +36,7 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
   last_read_.assign(cells, OrderKey{});
   read_.assign(cells, 0);
   first_post_.assign(cells, Slot{-1, -1});
+  holder_.reserve(cells);  // at most one held slot per (rank, chunk): no rehashing
   for (int k = 0; k < K; ++k) {
     // Like verify_algorithm, a later pre slot of the same rank replaces an earlier one.
     for (const Slot& s : c.chunks[k].pre) {
