@@ -34,6 +34,24 @@ __global__ void copy_kernel(const int4* __restrict__ in, int4* __restrict__ out,
     out[i] = in[i];
 }
 
+// The same copy with kUnroll independent 16-byte loads in flight per thread before the stores,
+// as NCCL's primitives unroll (COLL_UNROLL 4): one threadblock is bound by the loads it keeps in
+// flight, so this is the per-threadblock figure to compare with NCCL's channels.
+constexpr int kUnroll = 4;
+__global__ void copy_unrolled_kernel(const int4* __restrict__ in, int4* __restrict__ out,
+                                     size_t n) {
+  const size_t stride = size_t(gridDim.x) * blockDim.x;
+  for (size_t base = blockIdx.x * blockDim.x + threadIdx.x; base < n; base += stride * kUnroll) {
+    int4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * stride < n) v[u] = in[base + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * stride < n) out[base + u * stride] = v[u];
+  }
+}
+
 // out = a + b, fp32 lanes of 16-byte vectors (the reduce step of `rrc`/`re`).
 __global__ void sum_f32_kernel(const float4* __restrict__ a, const float4* __restrict__ b,
                                float4* __restrict__ out, size_t n) {
@@ -118,6 +136,24 @@ void measure_bandwidth(size_t bytes, int sms) {
     char config[64];
     std::snprintf(config, sizeof config, "copy %d threadblock(s) x %d threads (payload)", blocks,
                   threads);
+    row("threadblock_gbps", config, part * sizeof(int4) / 1e9 / (t * 1e-6), "GB/s");
+  }
+  // One threadblock of 128 .. 1024 threads (NCCL uses 512 for Simple, up to 640 in all).
+  for (int block_threads = 128; block_threads <= 1024; block_threads *= 2) {
+    size_t part = std::min(n, (size_t(64) << 20) / sizeof(int4));
+    double t = median_us(3, [&] { copy_kernel<<<1, block_threads>>>(a, c, part); });
+    char config[64];
+    std::snprintf(config, sizeof config, "copy 1 threadblock x %d threads (payload)",
+                  block_threads);
+    row("threadblock_gbps", config, part * sizeof(int4) / 1e9 / (t * 1e-6), "GB/s");
+  }
+  // Unrolled as NCCL's primitives: 1, 2, 4 and 8 threadblocks of 512 threads.
+  for (int blocks = 1; blocks <= 8; blocks *= 2) {
+    size_t part = std::min(n, size_t(blocks) * (size_t(64) << 20) / sizeof(int4));
+    double t = median_us(3, [&] { copy_unrolled_kernel<<<blocks, threads>>>(a, c, part); });
+    char config[80];
+    std::snprintf(config, sizeof config, "copy unrolled x%d %d threadblock(s) x %d threads (payload)",
+                  kUnroll, blocks, threads);
     row("threadblock_gbps", config, part * sizeof(int4) / 1e9 / (t * 1e-6), "GB/s");
   }
   cudaFree(a);
