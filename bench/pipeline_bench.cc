@@ -1,6 +1,7 @@
 // Stages after synthesis at scale (issue 16): CPU seconds of every stage of `ccsynth synth`
 // (synthesis, algorithm verification, one compilation in the executor dialect, program
-// verification, simulation at 1 MiB per rank, XML writing in both dialects, the nccl reference)
+// verification, simulation at 1 MiB per rank, XML writing in both dialects, the nccl reference
+// in the variants `synth` evaluates it in)
 // and the growth exponent k of each stage (time ~ transfers^k) between successive cases.
 //
 //   pipeline_bench [METHOD:COLLECTIVE:TOPOLOGY...]
@@ -23,6 +24,7 @@
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/evaluate.h"
 #include "ccsynth/plan/limits.h"
+#include "ccsynth/plan/planner.h"
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
@@ -92,8 +94,10 @@ Case run_case(const std::string& spec) {
     return verify::verify_program(program, {&algorithm.collective, 8});
   });
   if (!report.ok()) throw std::runtime_error(spec + ": program fails verification");
+  sim::SimOptions timing;  // as the planner simulates: times only, no critical path
+  timing.critical_path = false;
   const sim::SimResult simulated =
-      timed(c, "simulate", [&] { return sim::simulate(program, topology, kBytes); });
+      timed(c, "simulate", [&] { return sim::simulate(program, topology, kBytes, timing); });
   const double bound = sim::lower_bound(topology, algorithm.collective, kBytes).lower_bound_us;
   c.stages.back().detail = "x" + std::to_string(simulated.time_us / bound) + " of the bound";
   for (const formats::XmlDialect dialect :
@@ -106,8 +110,8 @@ Case run_case(const std::string& spec) {
   evaluate.topology = &topology;
   evaluate.sizes = {kBytes};
   timed(c, "nccl_reference", [&] {
-    return plan::evaluate_nccl(algorithm.collective, topology, options, plan::VariantSpace{},
-                               evaluate);
+    return plan::evaluate_nccl(algorithm.collective, topology, options,
+                               plan::nccl_variants(plan::VariantSpace{}), evaluate);
   });
   return c;
 }

@@ -14,7 +14,9 @@
 // reference, baselines, tacos) of the same run, ratios are to the lower bound and
 // trees_vs_other = best_other_us / trees_us. --quick keeps the 8-32 rank topologies.
 // --tuner instead times the tuner's whole table (1K..1G, factor 4) for dgx1, dgx2x2 and ndv2x4
-// allgather and allreduce: topology,collective,sizes,entries,sizes_not_ring,candidates,seconds.
+// (or --topology T) allgather and allreduce:
+// topology,collective,sizes,entries,sizes_not_ring,candidates,simulations,seconds
+// (simulations: the (variant, size) pairs simulated; the others were pruned by their bound).
 // --large times the trees method alone on 1024 ranks (torus3d:8x8x16):
 // topology,collective,ranks,trees_per_root,seconds,bottleneck_ratio.
 
@@ -85,8 +87,8 @@ void tuner_row(const std::string& name, CollectiveKind kind) {
   const plan::TuneResult r = plan::tune(request);
   int not_ring = 0;
   for (const plan::TunedSize& s : r.sizes) not_ring += s.winner != "nccl_ring";
-  std::printf("%s,%s,%zu,%zu,%d,%d,%.2f\n", name.c_str(), to_string(kind).c_str(), r.sizes.size(),
-              r.entries.size(), not_ring, r.candidates, r.seconds);
+  std::printf("%s,%s,%zu,%zu,%d,%d,%d,%.2f\n", name.c_str(), to_string(kind).c_str(),
+              r.sizes.size(), r.entries.size(), not_ring, r.candidates, r.simulations, r.seconds);
   std::fflush(stdout);
 }
 
@@ -105,7 +107,7 @@ void large_row(const std::string& name, CollectiveKind kind) {
 
 int main(int argc, char** argv) {
   bool quick = false, tuner = false, large = false;
-  std::vector<std::string> topologies = kTargets;
+  std::vector<std::string> topologies;  // default: kTargets, or kQuick with --tuner
   int64_t bytes = int64_t{1} << 30;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -125,15 +127,17 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
-    if (quick) topologies = kQuick;
+    if (quick || (tuner && topologies.empty())) topologies = kQuick;
+    if (topologies.empty()) topologies = kTargets;
     if (large) {
       std::printf("topology,collective,ranks,trees_per_root,seconds,bottleneck_ratio\n");
       large_row("torus3d:8x8x16", CollectiveKind::kAllGather);
       return 0;
     }
     if (tuner) {
-      std::printf("topology,collective,sizes,entries,sizes_not_ring,candidates,seconds\n");
-      for (const std::string& name : kQuick) {
+      std::printf(
+          "topology,collective,sizes,entries,sizes_not_ring,candidates,simulations,seconds\n");
+      for (const std::string& name : topologies) {
         for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce})
           tuner_row(name, kind);
       }

@@ -29,6 +29,7 @@ struct TuneFlags {
   double time_limit_s = 10;
   std::vector<std::string> skip;
   bool json = false;
+  int threads = 0;
 };
 
 // "FROM:TO" (or one size) with the --factor step.
@@ -59,7 +60,8 @@ void print_table(const plan::TuneResult& r) {
         "  [{}, {}]  {}  {}\n", e.min_bytes,
         e.max_bytes == 0 ? std::string("unlimited") : std::to_string(e.max_bytes), e.label, e.file);
   }
-  std::cout << fmt::format("{} verified candidates in {:.2f} s\n", r.candidates, r.seconds);
+  std::cout << fmt::format("{} verified candidates, {} simulations in {:.2f} s\n", r.candidates,
+                           r.simulations, r.seconds);
 }
 
 int run_tune(const TuneFlags& f) {
@@ -71,6 +73,7 @@ int run_tune(const TuneFlags& f) {
   request.dialect = formats::parse_xml_dialect(f.dialect);
   request.time_limit_s = f.time_limit_s;
   request.skip = f.skip;
+  request.threads = f.threads;
   request.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   // Fail before minutes of tuning when the output directory cannot be made.
   std::error_code error;
@@ -114,6 +117,10 @@ void add_tune_command(CLI::App& app, CommandResult& result) {
       ->check(kPositive);
   cmd->add_option("--skip", f->skip,
                   "leave out a method label (e.g. sccl, tacos, trees, ring, nccl_dbt)");
+  cmd->add_option("--threads", f->threads,
+                  "threads compiling, verifying and simulating variants (0: one per core)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 256));
   cmd->add_flag("--json", f->json, "print tuning.json on stdout instead of the table");
   cmd->footer("Exit codes: 0 written, 2 bad input. See docs/tuning.md.");
   cmd->callback([f, &result] { result.exit_code = run_tune(*f); });

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <vector>
 
 namespace ccsynth::compiler {
 
@@ -14,30 +15,18 @@ bool adjacent(BufferRef a, int count, BufferRef b) {
 }
 
 // Merges transfer `b` into `a` when both ends (and the reduce operand) continue `a`.
-// Slots (rank, step, buffer, index) written by more than one receive of a step: reduces into
-// them run in op order, so they are never merged (that would reorder them).
-using SlotCount = std::map<std::tuple<int, int, BufferRef>, int>;
-
-bool multiply_written(const SlotCount& writes, const Instruction& r) {
-  for (int j = 0; j < r.count; ++j) {
-    auto it = writes.find({r.rank, r.key.step, BufferRef{r.dst.buffer, r.dst.index + j}});
-    if (it != writes.end() && it->second > 1) return true;
-  }
-  return false;
-}
-
 // Threadblock hints of merged transfers: -1 follows the other; two different ones never merge
 // (threadblock assignment reports the conflict, naming the op).
 bool hints_agree(int a, int b) { return a < 0 || b < 0 || a == b; }
 
-bool try_merge(Lowered& l, Transfer& a, Transfer& b, int max_count, const SlotCount& writes) {
+bool try_merge(Lowered& l, Transfer& a, Transfer& b, int max_count, const RepeatedWrites& writes) {
   Instruction& as = l.instructions[a.sender];
   Instruction& ar = l.instructions[a.receiver];
   const Instruction& bs = l.instructions[b.sender];
   const Instruction& br = l.instructions[b.receiver];
   if (a.count + b.count > max_count) return false;
   if (!hints_agree(a.send_tb, b.send_tb) || !hints_agree(a.recv_tb, b.recv_tb)) return false;
-  if (multiply_written(writes, ar) || multiply_written(writes, br)) return false;
+  if (writes.touches(ar) || writes.touches(br)) return false;
   if (!adjacent(as.src, a.count, bs.src) || !adjacent(ar.dst, a.count, br.dst)) return false;
   if (ar.type == StepType::kRecvReduceCopy && !adjacent(ar.src, a.count, br.src)) return false;
   a.count += b.count;
@@ -53,26 +42,15 @@ bool try_merge(Lowered& l, Transfer& a, Transfer& b, int max_count, const SlotCo
 }
 
 void aggregate_transfers(Lowered& l, int max_count) {
-  // Group by (step, src, dst, receive type, channel hint), then merge in source order.
-  std::map<std::tuple<int, int, int, int, int>, std::vector<int>> groups;
-  SlotCount writes;
-  for (const Transfer& tr : l.transfers) {
-    const Instruction& r = l.instructions[tr.receiver];
-    if (tr.removed) continue;
-    for (int j = 0; j < r.count; ++j) {
-      ++writes[{r.rank, r.key.step, BufferRef{r.dst.buffer, r.dst.index + j}}];
-    }
-  }
-  for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
-    const Transfer& tr = l.transfers[t];
-    if (tr.removed) continue;
-    const Instruction& r = l.instructions[tr.receiver];
-    groups[{r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel}].push_back(
-        t);
-  }
-  for (auto& [key, members] : groups) {
+  const RepeatedWrites writes(l);
+  const TransferGroups groups = transfer_groups(l);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    std::vector<int> members = groups.group(g);
+    // Merged in source order (ties by index, so the result does not depend on the sort).
     std::sort(members.begin(), members.end(), [&](int x, int y) {
-      return l.instructions[l.transfers[x].sender].src < l.instructions[l.transfers[y].sender].src;
+      const BufferRef& sx = l.instructions[l.transfers[x].sender].src;
+      const BufferRef& sy = l.instructions[l.transfers[y].sender].src;
+      return sx != sy ? sx < sy : x < y;
     });
     int head = members.front();
     for (size_t i = 1; i < members.size(); ++i) {
@@ -116,6 +94,64 @@ void aggregate_copies(Lowered& l, int max_count) {
 }
 
 }  // namespace
+
+TransferGroups transfer_groups(const Lowered& l) {
+  // (step, src, dst, receive type, channel hint, index), sorted: groups are runs of equal
+  // leading fields.
+  using Key = std::tuple<int, int, int, int, int, int>;
+  std::vector<Key> keys;
+  keys.reserve(l.transfers.size());
+  for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
+    const Transfer& tr = l.transfers[t];
+    if (tr.removed) continue;
+    const Instruction& r = l.instructions[tr.receiver];
+    keys.emplace_back(r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel,
+                      t);
+  }
+  std::sort(keys.begin(), keys.end());
+  auto same_group = [](const Key& a, const Key& b) {
+    return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
+           std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b) &&
+           std::get<4>(a) == std::get<4>(b);
+  };
+  TransferGroups out;
+  out.starts.push_back(0);
+  for (size_t i = 0; i < keys.size();) {
+    size_t end = i + 1;
+    while (end < keys.size() && same_group(keys[i], keys[end])) ++end;
+    if (end - i >= 2) {
+      for (size_t k = i; k < end; ++k) out.members.push_back(std::get<5>(keys[k]));
+      out.starts.push_back(out.members.size());
+    }
+    i = end;
+  }
+  return out;
+}
+
+RepeatedWrites::RepeatedWrites(const Lowered& l) {
+  std::vector<Slot> slots;
+  for (const Transfer& tr : l.transfers) {
+    if (tr.removed) continue;
+    const Instruction& r = l.instructions[tr.receiver];
+    for (int j = 0; j < r.count; ++j) {
+      slots.emplace_back(r.rank, r.key.step, static_cast<int>(r.dst.buffer), r.dst.index + j);
+    }
+  }
+  std::sort(slots.begin(), slots.end());
+  for (size_t i = 1; i < slots.size(); ++i) {
+    if (slots[i] == slots[i - 1] && (repeated_.empty() || repeated_.back() != slots[i]))
+      repeated_.push_back(slots[i]);
+  }
+}
+
+bool RepeatedWrites::touches(const Instruction& r) const {
+  if (repeated_.empty()) return false;
+  for (int j = 0; j < r.count; ++j) {
+    const Slot slot{r.rank, r.key.step, static_cast<int>(r.dst.buffer), r.dst.index + j};
+    if (std::binary_search(repeated_.begin(), repeated_.end(), slot)) return true;
+  }
+  return false;
+}
 
 void aggregate(Lowered& lowered, int max_count) {
   aggregate_transfers(lowered, max_count);

@@ -7,7 +7,39 @@
 
 #include "compiler/lowered.h"
 
+#include <cstddef>
+#include <tuple>
+#include <vector>
+
 namespace ccsynth::compiler {
+
+/// The transfers aggregation may merge, grouped: same step, source and destination rank,
+/// receive type and channel hint. Only groups of two or more are kept (one sort, no map).
+struct TransferGroups {
+  std::vector<int> members;    // transfer indices, group after group, by index within a group
+  std::vector<size_t> starts;  // group g is members[starts[g], starts[g + 1])
+  size_t size() const { return starts.empty() ? 0 : starts.size() - 1; }
+  std::vector<int> group(size_t g) const {
+    return {members.begin() + static_cast<std::ptrdiff_t>(starts[g]),
+            members.begin() + static_cast<std::ptrdiff_t>(starts[g + 1])};
+  }
+};
+
+/// Groups the transfers of `lowered` that are not removed (see TransferGroups).
+TransferGroups transfer_groups(const Lowered& lowered);
+
+/// The receive slots (rank, step, buffer slot) written by more than one receive of a step:
+/// reduces into such a slot run in op order, so those receives are never merged.
+class RepeatedWrites {
+ public:
+  explicit RepeatedWrites(const Lowered& lowered);
+  /// Whether the receive `r` writes a slot that another receive of its step also writes.
+  bool touches(const Instruction& r) const;
+
+ private:
+  using Slot = std::tuple<int, int, int, int>;  // rank, step, buffer, index
+  std::vector<Slot> repeated_;                  // sorted
+};
 
 /// Merges contiguous same-step transfers and copies in place; merged ones are marked removed.
 void aggregate(Lowered& lowered, int max_count);

@@ -36,6 +36,7 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
   last_read_.assign(cells, OrderKey{});
   read_.assign(cells, 0);
   first_post_.assign(cells, Slot{-1, -1});
+  holder_.reserve(cells);  // at most one held slot per (rank, chunk): no rehashing
   for (int k = 0; k < K; ++k) {
     // Like verify_algorithm, a later pre slot of the same rank replaces an earlier one.
     for (const Slot& s : c.chunks[k].pre) {
@@ -105,8 +106,9 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
     target = fresh_scratch(rank);
     if (!post) scratch_of_[k] = target;
   }
-  if (old && holder_.count(slot_key(rank, *old)) && holder_[slot_key(rank, *old)] == chunk) {
-    holder_.erase(slot_key(rank, *old));
+  if (old) {
+    const auto was = holder_.find(slot_key(rank, *old));
+    if (was != holder_.end() && was->second == chunk) holder_.erase(was);
   }
   location_[k] = target;
   holder_[slot_key(rank, target)] = chunk;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,11 @@
 namespace ccsynth::compiler {
 
 namespace {
+
+// (src, dst) as one hashable number, and room after it for a channel (pair * kChannelSpan +
+// channel; channels past the span are refused before they are counted).
+int64_t pair_key(int src, int dst) { return static_cast<int64_t>(src) << 32 | dst; }
+constexpr int64_t kChannelSpan = 64;
 
 // A hinted threadblock: (rank, threadblock hint).
 using HintedTb = std::pair<int, int>;
@@ -69,28 +75,32 @@ void share_hinted_channels(Lowered& l) {
 }
 
 void assign_channels(Lowered& l, int capacity, int max_channels) {
-  std::vector<int> order;
+  // Transfers in the order of their sends: sorted by (key, index), the keys held next to the
+  // indices (a stable sort by key without an indirect lookup per comparison).
+  std::vector<std::pair<OrderKey, int>> keyed;
   for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
-    if (!l.transfers[t].removed) order.push_back(t);
+    if (!l.transfers[t].removed) keyed.emplace_back(l.instructions[l.transfers[t].sender].key, t);
   }
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return l.instructions[l.transfers[a].sender].key < l.instructions[l.transfers[b].sender].key;
-  });
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<int> order;
+  order.reserve(keyed.size());
+  for (const auto& [key, t] : keyed) order.push_back(t);
   // A connection of n > capacity transfers spreads them evenly over the ceil(n / capacity)
   // channels it needs (at most `capacity` each) instead of filling channels to `capacity` in
   // turn: its threadblocks, which also hold the paired connection, stay equally short.
-  std::map<std::pair<int, int>, int> per_pair;  // (src, dst) -> transfers
-  for (int t : order) ++per_pair[{l.transfers[t].src_rank, l.transfers[t].dst_rank}];
+  std::unordered_map<int64_t, int> per_pair;  // (src, dst) -> transfers, then per channel
+  for (int t : order) ++per_pair[pair_key(l.transfers[t].src_rank, l.transfers[t].dst_rank)];
   for (auto& [pair, n] : per_pair) {
     const int channels = (n + capacity - 1) / capacity;
     n = (n + channels - 1) / channels;  // the pair's capacity per channel
   }
-  std::map<std::tuple<int, int, int>, int> used;  // (src, dst, channel) -> transfers
+  std::unordered_map<int64_t, int> used;  // (src, dst, channel) -> transfers
   for (int t : order) {
     Transfer& tr = l.transfers[t];
-    const int pair_capacity = per_pair.at({tr.src_rank, tr.dst_rank});
+    const int64_t pair = pair_key(tr.src_rank, tr.dst_rank);
+    const int pair_capacity = per_pair.at(pair);
     int channel = std::max(tr.channel, 0);
-    while (used[{tr.src_rank, tr.dst_rank, channel}] >= pair_capacity) ++channel;
+    while (used[pair * kChannelSpan + channel] >= pair_capacity) ++channel;
     if (channel >= max_channels) {
       throw UserError("", "channels",
                       "transfers " + std::to_string(tr.src_rank) + " -> " +
@@ -98,7 +108,7 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
                           std::to_string(max_channels) + " channels of at most " +
                           std::to_string(capacity) + " steps each");
     }
-    ++used[{tr.src_rank, tr.dst_rank, channel}];
+    ++used[pair * kChannelSpan + channel];
     if (channel != std::max(tr.channel, 0)) tr.send_tb = tr.recv_tb = -1;  // spilled
     tr.channel = channel;
   }

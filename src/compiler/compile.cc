@@ -160,27 +160,65 @@ size_t next_capacity(const std::vector<int>& capacities, size_t at, int longest,
   return next;
 }
 
+// Passes 1-2: buffers and instructions, then gathering and aggregation (MSCCLang sec. 4,
+// TACCL sec. 6.2).
+Lowered lower(const Algorithm& algorithm, const CompileOptions& options,
+              const Relocations& relocations) {
+  Lowered lowered = generate_instructions(algorithm, options.inplace, relocations);
+  share_hinted_channels(lowered);
+  if (options.aggregate) {
+    gather_strays(lowered, options.max_count);
+    aggregate(lowered, options.max_count);
+  }
+  return lowered;
+}
+
 }  // namespace
 
-Program compile(const Algorithm& algorithm, const CompileOptions& options) {
+struct Lowering::State {
+  const Algorithm* algorithm = nullptr;  // the caller's, or `ordered`
+  std::optional<Algorithm> ordered;      // in start-time order (CompileOptions::schedule_order)
+  CompileOptions options;
+  Lowered lowered;
+};
+
+Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
+    : state_(std::make_unique<State>()) {
+  state_->options = options;
+  state_->algorithm = &algorithm;
   if (options.schedule_order) {
-    CompileOptions plain = options;
-    plain.schedule_order = false;
     const int channels = options.max_channels / std::max(options.instances, 1);
-    return compile(order_by_start_times(algorithm, channels), plain);
+    state_->ordered = order_by_start_times(algorithm, channels);
+    state_->algorithm = &*state_->ordered;
   }
   check_options(options);
   validate(algorithm.collective);
+  state_->lowered = lower(*state_->algorithm, options, {});
+}
+
+Lowering::~Lowering() = default;
+Lowering::Lowering(Lowering&&) noexcept = default;
+Lowering& Lowering::operator=(Lowering&&) noexcept = default;
+
+bool Lowering::matches(const CompileOptions& o) const {
+  const CompileOptions& mine = state_->options;
+  return o.schedule_order == mine.schedule_order && o.instances == mine.instances &&
+         o.max_channels == mine.max_channels && o.inplace == mine.inplace &&
+         o.aggregate == mine.aggregate && o.max_count == mine.max_count;
+}
+
+Program compile(const Algorithm& algorithm, const CompileOptions& options) {
+  return compile(Lowering(algorithm, options), options);
+}
+
+Program compile(const Lowering& lowering, const CompileOptions& options) {
+  CCSYNTH_CHECK(lowering.matches(options)) << "compile: options that change the lowering";
+  check_options(options);
+  const Algorithm& algorithm = *lowering.state_->algorithm;
   Relocations relocations;
-  for (;;) {  // once more whenever the deadlock check moved receives to scratch
-    // Lowering (MSCCLang sec. 4, TACCL sec. 6.2): buffers and instructions, then gathering and
-    // aggregation.
-    Lowered lowered = generate_instructions(algorithm, options.inplace, relocations);
-    share_hinted_channels(lowered);
-    if (options.aggregate) {
-      gather_strays(lowered, options.max_count);
-      aggregate(lowered, options.max_count);
-    }
+  std::optional<Lowered> relowered;  // once the deadlock check moved receives to scratch
+  for (;;) {
+    const Lowered& lowered = relowered ? *relowered : lowering.state_->lowered;
     // Scheduling, retried with fewer steps per connection (more channels) while a
     // threadblock exceeds the runtime's step limit.
     if (const std::string shortfall = channel_capacity_shortfall(lowered, options);
@@ -217,6 +255,7 @@ Program compile(const Algorithm& algorithm, const CompileOptions& options) {
                          options.max_steps_per_threadblock);
     }
     if (!relower) throw UserError("", "program", "cannot fit the runtime limits: " + violation);
+    relowered = lower(algorithm, options, relocations);
   }
 }
 

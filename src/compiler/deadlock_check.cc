@@ -10,14 +10,12 @@ namespace ccsynth::compiler {
 
 namespace {
 
-// A connection (sender, receiver, channel), or a threadblock (rank, tb, 0) whose semaphore
-// steps wait for, as one hashable number.
-using Connection = int64_t;
-Connection connection(int sender, int receiver, int channel) {
+// A connection (sender, receiver, channel) as one hashable number; used only to number the
+// connections densely before the run.
+int64_t connection_key(int sender, int receiver, int channel) {
   return (static_cast<int64_t>(sender) << 40) | (static_cast<int64_t>(receiver + 1) << 16) |
          static_cast<int64_t>(channel);
 }
-using Waiting = std::unordered_map<Connection, std::vector<std::pair<int, int>>>;
 
 struct TbState {
   int step = 0;
@@ -25,101 +23,129 @@ struct TbState {
   bool queued = false;
 };
 
+// Runs the threadblocks against bounded FIFOs. Threadblocks and connections are numbered
+// densely up front, so every step costs O(1) (no map lookups in the run).
 class FifoRun {
  public:
   FifoRun(const Program& p, int slots, bool per_chunk)
       : p_(p), slots_(slots), per_chunk_(per_chunk) {
-    for (const GpuProgram& g : p.gpus) {
-      state_.emplace_back(g.threadblocks.size());
-      for (size_t t = 0; t < g.threadblocks.size(); ++t) wake(g.rank, static_cast<int>(t));
-    }
+    number_threadblocks();
+    number_connections();
+    for (int g = 0; g < static_cast<int>(tbs_.size()); ++g) wake(g);
   }
 
   std::vector<BlockedStep> run() {
     while (!ready_.empty()) {
-      const auto [rank, tb] = ready_.front();
+      const int g = ready_.front();
       ready_.pop_front();
-      state_[rank][tb].queued = false;
-      advance(rank, tb);
+      state_[g].queued = false;
+      advance(g);
     }
     std::vector<BlockedStep> blocked;
-    for (const GpuProgram& g : p_.gpus) {
-      for (size_t t = 0; t < g.threadblocks.size(); ++t) {
-        const TbState& s = state_[g.rank][t];
-        const Threadblock& tb = g.threadblocks[t];
-        if (s.step >= static_cast<int>(tb.steps.size())) continue;
-        const Step& step = tb.steps[s.step];
-        const bool on_send = sends(step.type) && queue(out(g.rank, tb)) >= slots_;
-        blocked.push_back({g.rank, static_cast<int>(t), s.step, on_send});
-      }
+    for (int g = 0; g < static_cast<int>(tbs_.size()); ++g) {
+      const TbState& s = state_[g];
+      const Threadblock& tb = *tbs_[g];
+      if (s.step >= static_cast<int>(tb.steps.size())) continue;
+      const bool on_send = sends(tb.steps[s.step].type) && queue_[send_conn_[g]] >= slots_;
+      blocked.push_back({rank_[g], g - first_tb_[rank_[g]], s.step, on_send});
     }
     return blocked;
   }
 
  private:
-  Connection out(int rank, const Threadblock& tb) const {
-    return connection(rank, tb.send_peer, tb.channel);
+  void number_threadblocks() {
+    for (const GpuProgram& gpu : p_.gpus) {
+      first_tb_.push_back(static_cast<int>(tbs_.size()));
+      for (const Threadblock& tb : gpu.threadblocks) {
+        tbs_.push_back(&tb);
+        rank_.push_back(gpu.rank);
+      }
+    }
+    state_.resize(tbs_.size());
+    dep_waiting_.resize(tbs_.size());
   }
-  Connection in(int rank, const Threadblock& tb) const {
-    return connection(tb.recv_peer, rank, tb.channel);
-  }
-  int& queue(const Connection& c) { return queues_[c]; }
 
-  void wake(int rank, int tb) {
-    TbState& s = state_[rank][tb];
+  void number_connections() {
+    std::unordered_map<int64_t, int> ids;
+    auto id_of = [&](int64_t key) {
+      const auto [it, fresh] = ids.emplace(key, static_cast<int>(ids.size()));
+      return it->second;
+    };
+    send_conn_.assign(tbs_.size(), -1);
+    recv_conn_.assign(tbs_.size(), -1);
+    for (size_t g = 0; g < tbs_.size(); ++g) {
+      const Threadblock& tb = *tbs_[g];
+      if (tb.send_peer >= 0)
+        send_conn_[g] = id_of(connection_key(rank_[g], tb.send_peer, tb.channel));
+      if (tb.recv_peer >= 0)
+        recv_conn_[g] = id_of(connection_key(tb.recv_peer, rank_[g], tb.channel));
+    }
+    queue_.assign(ids.size(), 0);
+    recv_waiting_.resize(ids.size());
+    send_waiting_.resize(ids.size());
+  }
+
+  void wake(int g) {
+    TbState& s = state_[g];
     if (s.queued) return;
     s.queued = true;
-    ready_.push_back({rank, tb});
+    ready_.push_back(g);
   }
-  void wake_all(Waiting& waiting, const Connection& c) {
-    const auto it = waiting.find(c);
-    if (it == waiting.end()) return;
-    for (const auto& [rank, tb] : it->second) wake(rank, tb);
-    waiting.erase(it);
+  void wake_all(std::vector<int>& waiting) {
+    waking_.swap(waiting);
+    for (const int g : waking_) wake(g);
+    waking_.clear();
   }
 
   // Runs the threadblock until it blocks or finishes.
-  void advance(int rank, int t) {
-    const Threadblock& tb = p_.gpus[rank].threadblocks[t];
-    TbState& s = state_[rank][t];
+  void advance(int g) {
+    const Threadblock& tb = *tbs_[g];
+    const int first = first_tb_[rank_[g]];
+    TbState& s = state_[g];
     while (s.step < static_cast<int>(tb.steps.size())) {
       const Step& step = tb.steps[s.step];
-      if (s.piece == 0 && step.dep_tb >= 0 && state_[rank][step.dep_tb].step <= step.dep_step) {
-        dep_waiting_[connection(rank, step.dep_tb, 0)].push_back({rank, t});
+      if (s.piece == 0 && step.dep_tb >= 0 && state_[first + step.dep_tb].step <= step.dep_step) {
+        dep_waiting_[first + step.dep_tb].push_back(g);
         return;
       }
       const bool rx = receives(step.type), tx = sends(step.type);
-      if (rx && queue(in(rank, tb)) == 0) {
-        recv_waiting_[in(rank, tb)].push_back({rank, t});
+      if (rx && queue_[recv_conn_[g]] == 0) {
+        recv_waiting_[recv_conn_[g]].push_back(g);
         return;
       }
-      if (tx && queue(out(rank, tb)) >= slots_) {
-        send_waiting_[out(rank, tb)].push_back({rank, t});
+      if (tx && queue_[send_conn_[g]] >= slots_) {
+        send_waiting_[send_conn_[g]].push_back(g);
         return;
       }
       if (rx) {
-        --queue(in(rank, tb));
-        wake_all(send_waiting_, in(rank, tb));
+        --queue_[recv_conn_[g]];
+        wake_all(send_waiting_[recv_conn_[g]]);
       }
       if (tx) {
-        ++queue(out(rank, tb));
-        wake_all(recv_waiting_, out(rank, tb));
+        ++queue_[send_conn_[g]];
+        wake_all(recv_waiting_[send_conn_[g]]);
       }
       const int pieces = step.type == StepType::kNop || !per_chunk_ ? 1 : std::max(step.count, 1);
       if (++s.piece < pieces) continue;
       s.piece = 0;
       ++s.step;
-      if (step.has_dep) wake_all(dep_waiting_, connection(rank, t, 0));
+      if (step.has_dep) wake_all(dep_waiting_[g]);
     }
   }
 
   const Program& p_;
   int slots_;
   bool per_chunk_;
-  std::vector<std::vector<TbState>> state_;
-  std::deque<std::pair<int, int>> ready_;
-  std::unordered_map<Connection, int> queues_;
-  Waiting recv_waiting_, send_waiting_, dep_waiting_;
+  std::vector<const Threadblock*> tbs_;     // every threadblock, rank after rank
+  std::vector<int> rank_;                   // per threadblock
+  std::vector<int> first_tb_;               // per rank: its first threadblock's number
+  std::vector<int> send_conn_, recv_conn_;  // per threadblock: connection number or -1
+  std::vector<TbState> state_;
+  std::deque<int> ready_;
+  std::vector<int> queue_;  // per connection: messages in its FIFO
+  std::vector<std::vector<int>> recv_waiting_, send_waiting_;  // per connection
+  std::vector<std::vector<int>> dep_waiting_;                  // per threadblock waited for
+  std::vector<int> waking_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "compiler/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -19,6 +20,17 @@ std::vector<std::set<BufferRef>> post_locations(const Lowered& l) {
   return out;
 }
 
+// A buffer slot of one rank as one hashable number.
+int64_t slot_code(BufferRef ref) {
+  return static_cast<int64_t>(ref.index) * 4 + static_cast<int>(ref.buffer);
+}
+
+// (rank, peer, channel, direction 0 = send / 1 = receive) as one hashable number.
+int64_t connection_key(int rank, int peer, int channel, int direction) {
+  return ((static_cast<int64_t>(rank) << 32 | static_cast<int64_t>(peer)) << 8 | channel) << 1 |
+         direction;
+}
+
 bool is_receive(StepType t) { return t == StepType::kRecv || t == StepType::kRecvReduceCopy; }
 
 struct ReceiveUse {
@@ -29,21 +41,26 @@ struct ReceiveUse {
 
 void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<BufferRef>& posts,
                std::vector<FusionCandidate>& out) {
-  std::map<BufferRef, int> last_writer;
+  std::unordered_map<int64_t, int> last_writer;  // slot_code(slot) -> instruction
   std::unordered_map<int, ReceiveUse> uses;
   std::vector<int> receives;
+  std::vector<int> seen;  // receives already counted as read by this instruction
   for (int i : order) {
     const Instruction& in = l.instructions[i];
     if (reads_src(in.type)) {
-      std::set<int> seen;
+      seen.clear();
       bool exact = true;
       int writer = -1;
       for (int j = 0; j < in.count; ++j) {
-        auto it = last_writer.find({in.src.buffer, in.src.index + j});
+        auto it = last_writer.find(slot_code({in.src.buffer, in.src.index + j}));
         const int w = it == last_writer.end() ? -1 : it->second;
         if (j == 0) writer = w;
         if (w != writer) exact = false;
-        if (w >= 0 && uses.count(w) && seen.insert(w).second) ++uses[w].readers;
+        if (w < 0 || std::find(seen.begin(), seen.end(), w) != seen.end()) continue;
+        auto use = uses.find(w);
+        if (use == uses.end()) continue;
+        seen.push_back(w);
+        ++use->second.readers;
       }
       if (in.type == StepType::kSend && exact && writer >= 0 && uses.count(writer)) {
         const Instruction& r = l.instructions[writer];
@@ -54,7 +71,7 @@ void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<B
     }
     if (writes_dst(in.type)) {
       for (int j = 0; j < in.count; ++j) {
-        int& w = last_writer[{in.dst.buffer, in.dst.index + j}];
+        int& w = last_writer[slot_code({in.dst.buffer, in.dst.index + j})];
         auto it = uses.find(w);
         if (it != uses.end() && w != i) ++it->second.overwritten;
         w = i;
@@ -97,20 +114,24 @@ std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
 int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates,
                       const ConnectionPlan& plan, const std::set<int>& no_fuse) {
   // Threadblock of each connection: (rank, peer, channel, direction) -> index.
-  std::map<std::tuple<int, int, int, int>, int> tb_of;
+  std::unordered_map<int64_t, int> tb_of;
   for (int rank = 0; rank < static_cast<int>(plan.threadblocks.size()); ++rank) {
     const auto& tbs = plan.threadblocks[rank];
     for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
-      if (tbs[t].send_peer >= 0) tb_of[{rank, tbs[t].send_peer, tbs[t].channel, 0}] = t;
-      if (tbs[t].recv_peer >= 0) tb_of[{rank, tbs[t].recv_peer, tbs[t].channel, 1}] = t;
+      if (tbs[t].send_peer >= 0)
+        tb_of[connection_key(rank, tbs[t].send_peer, tbs[t].channel, 0)] = t;
+      if (tbs[t].recv_peer >= 0)
+        tb_of[connection_key(rank, tbs[t].recv_peer, tbs[t].channel, 1)] = t;
     }
   }
-  // Keys of the sends of every send connection (rank, peer, channel).
-  std::map<std::tuple<int, int, int>, std::set<OrderKey>> send_keys;
+  // Keys of the sends of every send connection (rank, peer, channel), sorted.
+  std::unordered_map<int64_t, std::vector<OrderKey>> send_keys;
   for (const Transfer& tr : l.transfers) {
     if (tr.removed) continue;
-    send_keys[{tr.src_rank, tr.dst_rank, tr.channel}].insert(l.instructions[tr.sender].key);
+    send_keys[connection_key(tr.src_rank, tr.dst_rank, tr.channel, 0)].push_back(
+        l.instructions[tr.sender].key);
   }
+  for (auto& [connection, keys] : send_keys) std::sort(keys.begin(), keys.end());
   std::vector<FusionCandidate> sorted = candidates;
   std::sort(sorted.begin(), sorted.end(), [&](const FusionCandidate& a, const FusionCandidate& b) {
     return l.instructions[a.receive].key < l.instructions[b.receive].key;
@@ -122,16 +143,16 @@ int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates
     Instruction& send = l.instructions[c.send];
     const Transfer& in = l.transfers[recv.recv_transfer];
     Transfer& out = l.transfers[send.send_transfer];
-    auto rt = tb_of.find({recv.rank, in.src_rank, in.channel, 1});
-    auto st = tb_of.find({send.rank, out.dst_rank, out.channel, 0});
+    auto rt = tb_of.find(connection_key(recv.rank, in.src_rank, in.channel, 1));
+    auto st = tb_of.find(connection_key(send.rank, out.dst_rank, out.channel, 0));
     if (rt == tb_of.end() || st == tb_of.end() || rt->second != st->second) continue;
     // The send moves up to the receive's place: no other send of its connection may lie
     // in between, or the receiver would match them in the wrong order.
-    auto& keys = send_keys[{send.rank, out.dst_rank, out.channel}];
-    auto next = keys.upper_bound(recv.key);
+    // With none in between, the send's key becomes the receive's in place: still sorted.
+    auto& keys = send_keys[connection_key(send.rank, out.dst_rank, out.channel, 0)];
+    auto next = std::upper_bound(keys.begin(), keys.end(), recv.key);
     if (next == keys.end() || !(*next == send.key)) continue;
-    keys.erase(send.key);
-    keys.insert(recv.key);
+    *next = recv.key;
     if (recv.type == StepType::kRecv) {
       recv.type = StepType::kRecvCopySend;
     } else {

@@ -75,11 +75,9 @@ bool hints_agree(const std::vector<int>& hints) {
   return true;
 }
 
-using SlotCount = std::map<std::tuple<int, int, BufferRef>, int>;  // (rank, step, slot) -> writes
-
 // Tries one group of same-step transfers (the members of one aggregation group); applies the
 // gathering to `l` when it lowers the rank's aggregated transfer count.
-void gather_group(Lowered& l, std::vector<int> members, int max_count, const SlotCount& writes,
+void gather_group(Lowered& l, std::vector<int> members, int max_count, const RepeatedWrites& writes,
                   int& piece) {
   if (members.size() < 2) return;
   auto receiver = [&](int t) -> const Instruction& {
@@ -93,10 +91,7 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Slo
   for (size_t i = 0; i < members.size(); ++i) {
     const Transfer& t = l.transfers[members[i]];
     const Instruction& r = receiver(members[i]);
-    for (int j = 0; j < r.count; ++j) {  // reduces into one slot run in op order: never merged
-      auto it = writes.find({r.rank, r.key.step, BufferRef{r.dst.buffer, r.dst.index + j}});
-      if (it != writes.end() && it->second > 1) return;
-    }
+    if (writes.touches(r)) return;  // reduces into one slot run in op order: never merged
     if (i > 0) {
       const Instruction& prev = receiver(members[i - 1]);
       if (!follows(prev.dst, prev.count, r.dst)) return;  // destinations must be one run
@@ -192,21 +187,11 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Slo
 }  // namespace
 
 void gather_strays(Lowered& l, int max_count) {
-  // The groups of aggregation (aggregation.cc): (step, src, dst, receive type, channel hint).
-  std::map<std::tuple<int, int, int, int, int>, std::vector<int>> groups;
-  SlotCount writes;
-  for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
-    const Transfer& tr = l.transfers[t];
-    if (tr.removed) continue;
-    const Instruction& r = l.instructions[tr.receiver];
-    for (int j = 0; j < r.count; ++j) {
-      ++writes[{r.rank, r.key.step, BufferRef{r.dst.buffer, r.dst.index + j}}];
-    }
-    groups[{r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel}].push_back(
-        t);
-  }
+  const RepeatedWrites writes(l);
+  const TransferGroups groups = transfer_groups(l);
   int piece = 0;
-  for (auto& [key, members] : groups) gather_group(l, members, max_count, writes, piece);
+  for (size_t g = 0; g < groups.size(); ++g)
+    gather_group(l, groups.group(g), max_count, writes, piece);
 }
 
 }  // namespace ccsynth::compiler

@@ -132,10 +132,15 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
     by_step[algorithm.ops[i].step].push_back(static_cast<int>(i));
   }
   int last_step = -1;
+  std::vector<BufferRef> sources;  // reused from step to step
+  std::vector<size_t> first;
+  OpLocations at;
   for (const auto& [step, indices] : by_step) {
     if (last_step >= 0) move_sent_values_home(l, alloc, algorithm, step, indices);
-    std::vector<OpLocations> at(indices.size());
-    // Phase 0: every op reads the value its source holds at the start of the step.
+    // Phase 0: every op reads the value its source holds at the start of the step (kept flat:
+    // op j's chunks are sources[first[j]..first[j + 1])).
+    sources.clear();
+    first.assign(1, 0);
     for (size_t j = 0; j < indices.size(); ++j) {
       const ChunkOp& op = algorithm.ops[indices[j]];
       for (int k = op.chunk; k < op.chunk + op.count; ++k) {
@@ -145,12 +150,17 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
                           "rank " + std::to_string(op.src) + " does not hold chunk " +
                               std::to_string(k) + " at step " + std::to_string(step));
         }
-        at[j].src.push_back(*src);
+        sources.push_back(*src);
       }
+      first.push_back(sources.size());
     }
     // Phase 1: writes take effect in op order (reduces read the running local value).
     for (size_t j = 0; j < indices.size(); ++j) {
       const ChunkOp& op = algorithm.ops[indices[j]];
+      at.src.assign(sources.begin() + static_cast<std::ptrdiff_t>(first[j]),
+                    sources.begin() + static_cast<std::ptrdiff_t>(first[j + 1]));
+      at.operand.clear();
+      at.dst.clear();
       for (int k = op.chunk; k < op.chunk + op.count; ++k) {
         const OrderKey key{step, 1, indices[j], 0};
         if (op.kind == OpKind::kReduce) {
@@ -160,12 +170,12 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
                             "reduce into rank " + std::to_string(op.dst) +
                                 " which does not hold chunk " + std::to_string(k));
           }
-          at[j].operand.push_back(*operand);
+          at.operand.push_back(*operand);
         }
         const bool fresh = relocations.count({op.dst, indices[j]}) > 0;
-        at[j].dst.push_back(alloc.place_write(op.dst, k, key, fresh));
+        at.dst.push_back(alloc.place_write(op.dst, k, key, fresh));
       }
-      emit_pieces(l, op, indices[j], at[j]);
+      emit_pieces(l, op, indices[j], at);
     }
     last_step = step;
   }

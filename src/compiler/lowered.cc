@@ -1,18 +1,24 @@
 #include "compiler/lowered.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace ccsynth::compiler {
 
 std::vector<std::vector<int>> Lowered::rank_orders() const {
-  std::vector<std::vector<int>> orders(collective.num_ranks);
+  // Sorted by (key, index) with the keys copied next to the indices: the order of a stable sort
+  // by key, without an indirect lookup per comparison.
+  std::vector<std::vector<std::pair<OrderKey, int>>> keyed(collective.num_ranks);
   for (int i = 0; i < static_cast<int>(instructions.size()); ++i) {
     const Instruction& in = instructions[i];
-    if (!in.removed) orders[in.rank].push_back(i);
+    if (!in.removed) keyed[in.rank].emplace_back(in.key, i);
   }
-  for (auto& order : orders) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return instructions[a].key < instructions[b].key; });
+  std::vector<std::vector<int>> orders(collective.num_ranks);
+  for (size_t r = 0; r < keyed.size(); ++r) {
+    std::sort(keyed[r].begin(), keyed[r].end());
+    orders[r].reserve(keyed[r].size());
+    for (const auto& [key, i] : keyed[r]) orders[r].push_back(i);
+    keyed[r] = {};
   }
   return orders;
 }

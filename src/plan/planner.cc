@@ -26,11 +26,17 @@ void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanReques
   evaluate.sizes = out.sizes;
   out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
   if (!request.compare_with_nccl || !out.program->ok()) return;
-  out.nccl =
-      evaluate_nccl(algorithm.collective, request.topology, options, request.variants, evaluate);
+  out.nccl = evaluate_nccl(algorithm.collective, request.topology, options,
+                           nccl_variants(request.variants), evaluate);
 }
 
 }  // namespace
+
+VariantSpace nccl_variants(const VariantSpace& requested) {
+  VariantSpace out = requested;
+  out.fusion = {true};
+  return out;
+}
 
 Collective resolve_collective(const PlanRequest& request) {
   if (request.collective) return *request.collective;

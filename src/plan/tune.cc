@@ -1,9 +1,18 @@
 #include "ccsynth/plan/tune.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +25,8 @@
 #include "ccsynth/plan/evaluate.h"
 #include "ccsynth/plan/limits.h"
 #include "ccsynth/plan/reference.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/registry.h"
 #include "ccsynth/synth/trees.h"
 
@@ -34,10 +45,17 @@ constexpr int kScclMaxRanks = 8;
 // Pipeline pieces per tree tried by the trees method (its chunks per rank = trees x pieces).
 const std::vector<int> kTreePieces = {1, 4, 16, 64};
 
-// A verified program and its simulated times at every size of the sweep.
+// Simulated time of a variant at a size it was not simulated at: its lower bound showed that
+// it cannot win there (TunedSize::times leaves it out).
+constexpr double kPruned = std::numeric_limits<double>::infinity();
+
+// One compiled and verified program of a candidate algorithm, its bandwidth lower bound and its
+// simulated time per size (kPruned where it was not simulated).
 struct Candidate {
   std::string label;
   Evaluated evaluated;
+  ProgramLoad load;
+  std::vector<double> time_us;
 };
 
 void say(const TuneRequest& r, const std::string& line) {
@@ -48,10 +66,34 @@ bool skipped(const TuneRequest& r, const std::string& label) {
   return std::find(r.skip.begin(), r.skip.end(), label) != r.skip.end();
 }
 
-// Every compilation of `algorithm` (instances x fusion x order), each evaluated on its own so
-// that every size can take its program; variants over the runtime's limits are left out.
-void add_variants(std::vector<Candidate>& out, const std::string& label, const Algorithm& algorithm,
-                  compiler::CompileOptions base, const EvaluateOptions& eo) {
+// Runs job(i) for i in [0, count) on `threads` threads (the calling one included).
+void parallel_for(int threads, size_t count, const std::function<void(size_t)>& job) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < count; i = next++) job(i);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min<size_t>(threads, count); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+int thread_count(const TuneRequest& r) {
+  if (r.threads > 0) return r.threads;
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+// One compilation to try: algorithm `algorithm` of label `label` with `options`.
+struct VariantJob {
+  std::string label;
+  const Algorithm* algorithm = nullptr;
+  compiler::CompileOptions options;
+};
+
+// Every compilation of an algorithm (instances x fusion x, for timed algorithms, step or
+// start-time order).
+void add_variant_jobs(std::vector<VariantJob>& out, const std::string& label,
+                      const Algorithm& algorithm, compiler::CompileOptions base) {
   base.name = label;
   const bool timed = compiler::has_schedule_order(algorithm);
   for (const int instances : {1, 2}) {
@@ -62,14 +104,71 @@ void add_variants(std::vector<Candidate>& out, const std::string& label, const A
         options.instances = instances;
         options.fuse = fuse;
         options.schedule_order = ordered;
-        try {
-          Evaluated e = evaluate(algorithm, options, eo);
-          if (e.ok()) out.push_back({label, std::move(e)});
-        } catch (const UserError&) {
-          // over the dialect's limits compiled this way
-        }
+        out.push_back({label, &algorithm, options});
       }
     }
+  }
+}
+
+// Compiles and verifies every job on the request's threads; the verified programs, in job
+// order (variants over the dialect's runtime limits are left out).
+std::vector<Candidate> compile_variants(const TuneRequest& r, const std::vector<VariantJob>& jobs) {
+  EvaluateOptions eo;
+  eo.topology = &r.topology;  // checks the links; no sizes: simulation comes later
+  std::vector<std::optional<Candidate>> slots(jobs.size());
+  parallel_for(thread_count(r), jobs.size(), [&](size_t i) {
+    try {
+      Evaluated e = evaluate(*jobs[i].algorithm, jobs[i].options, eo);
+      if (!e.ok()) return;
+      const ProgramLoad load = program_load(e.program, r.topology);
+      slots[i] = Candidate{jobs[i].label, std::move(e), load, {}};
+    } catch (const UserError&) {
+      // over the dialect's limits compiled this way
+    }
+  });
+  std::vector<Candidate> out;
+  for (std::optional<Candidate>& c : slots) {
+    if (c) out.push_back(std::move(*c));
+  }
+  return out;
+}
+
+// Simulates the candidates at every size, largest first (the costliest). Per size the
+// candidates are taken in the order of their lower bounds, and one whose bound is above the
+// best time simulated so far at that size is not simulated (it cannot win); the nccl ring is
+// always simulated (it keeps the sizes nothing beats by the tolerance).
+void simulate_candidates(const TuneRequest& r, std::vector<Candidate>& candidates) {
+  const auto started = std::chrono::steady_clock::now();
+  for (Candidate& c : candidates) c.time_us.assign(r.sizes.size(), kPruned);
+  sim::SimOptions options;
+  options.critical_path = false;
+  for (size_t s = r.sizes.size(); s-- > 0;) {
+    const int64_t bytes = r.sizes[s];
+    std::vector<std::pair<double, size_t>> order;
+    for (size_t c = 0; c < candidates.size(); ++c)
+      order.emplace_back(candidates[c].load.lower_bound_us(bytes), c);
+    std::stable_sort(order.begin(), order.end());
+    std::mutex mutex;
+    double best = kPruned;
+    parallel_for(thread_count(r), order.size(), [&](size_t i) {
+      const auto [bound, index] = order[i];
+      Candidate& c = candidates[index];
+      {
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (bound > best && c.label != kRingLabel) return;
+      }
+      const double t = sim::simulate(c.evaluated.program, r.topology, bytes, options).time_us;
+      CCSYNTH_CHECK(bound <= t * (1 + 1e-9))
+          << c.label << ": program lower bound " << bound << " us above its simulated " << t;
+      const std::lock_guard<std::mutex> lock(mutex);
+      c.time_us[s] = t;
+      best = std::min(best, t);
+    });
+    const auto simulated =
+        std::count_if(candidates.begin(), candidates.end(),
+                      [s](const Candidate& c) { return c.time_us[s] != kPruned; });
+    say(r, fmt::format("tune: {} simulated {} of {} variant(s) ({:.1f} s)", format_bytes(bytes),
+                       simulated, candidates.size(), seconds_since(started)));
   }
 }
 
@@ -135,28 +234,31 @@ std::vector<int> winners(const std::vector<Candidate>& candidates, size_t num_si
   for (size_t i = 0; i < num_sizes; ++i) {
     int best = -1, ring = -1;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      const double t = candidates[c].evaluated.results[i].time_us;
-      if (best < 0 || t < candidates[best].evaluated.results[i].time_us) best = static_cast<int>(c);
-      if (candidates[c].label == kRingLabel &&
-          (ring < 0 || t < candidates[ring].evaluated.results[i].time_us))
+      const double t = candidates[c].time_us[i];
+      if (best < 0 || t < candidates[best].time_us[i]) best = static_cast<int>(c);
+      if (candidates[c].label == kRingLabel && (ring < 0 || t < candidates[ring].time_us[i]))
         ring = static_cast<int>(c);
     }
-    const auto time = [&](int c) { return candidates[c].evaluated.results[i].time_us; };
+    const auto time = [&](int c) { return candidates[c].time_us[i]; };
     out[i] = ring >= 0 && time(best) >= time(ring) * (1 - kRingTieTolerance) ? ring : best;
   }
   return out;
 }
 
-TunedSize sized(const std::vector<Candidate>& candidates, size_t i, int winner) {
-  const SizedResult& w = candidates[winner].evaluated.results[i];
+TunedSize sized(const std::vector<Candidate>& candidates, size_t i, int winner, int64_t bytes,
+                double lower_bound_us) {
   TunedSize out;
-  out.bytes = w.bytes;
+  out.bytes = bytes;
   out.winner = candidates[winner].label;
-  out.time_us = w.time_us;
-  out.lower_bound_us = w.lower_bound_us;
-  // Per label the fastest variant.
+  out.time_us = candidates[winner].time_us[i];
+  out.lower_bound_us = lower_bound_us;
+  // Per label the fastest simulated variant.
   for (const Candidate& c : candidates) {
-    const double t = c.evaluated.results[i].time_us;
+    const double t = c.time_us[i];
+    if (t == kPruned) {
+      ++out.pruned;
+      continue;
+    }
     auto it = std::find_if(out.times.begin(), out.times.end(),
                            [&c](const TunedTime& x) { return x.label == c.label; });
     if (it == out.times.end()) {
@@ -227,6 +329,42 @@ std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
   return out;
 }
 
+ProgramLoad program_load(const Program& program, const Topology& topology) {
+  ProgramLoad out;
+  out.launch_us = topology.launch_us;
+  out.input_chunks = sim::infer_input_chunks(program);
+  const double beta_factor = sim::protocol_cost(topology, program.protocol).beta_factor;
+  // us per chunk byte on every link and switch port direction.
+  std::map<std::tuple<int, int, int, int>, double> load;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) {
+      if (tb.send_peer < 0) continue;
+      const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
+      if (!c) continue;  // a multi-hop route: left out, the bound stays a bound
+      int chunks = 0;
+      for (const Step& step : tb.steps) chunks += sends(step.type) ? step.count : 0;
+      const double per_byte = chunks * beta_factor / kBytesPerMb;
+      if (c->link_index >= 0) {
+        // One lane moves at most 1 / beta bytes per us.
+        load[{0, c->link_index, 0, 0}] += per_byte * c->beta_us_per_mb / c->lanes;
+      } else {
+        // A switch port direction moves at most 1 / port_beta bytes per us.
+        const Switch& sw = topology.switches[c->switch_index];
+        const double port = per_byte * sw.port_beta_us_per_mb;
+        load[{1, c->switch_index, sw.port_of_rank(gpu.rank), 0}] += port;
+        load[{1, c->switch_index, sw.port_of_rank(tb.send_peer), 1}] += port;
+      }
+    }
+  }
+  for (const auto& [_, us_per_byte] : load)
+    out.us_per_chunk_byte = std::max(out.us_per_chunk_byte, us_per_byte);
+  return out;
+}
+
+double ProgramLoad::lower_bound_us(int64_t bytes) const {
+  return launch_us + us_per_chunk_byte * static_cast<double>(bytes) / input_chunks;
+}
+
 TuneResult tune(const TuneRequest& request) {
   const auto started = std::chrono::steady_clock::now();
   TuneRequest r = request;
@@ -234,29 +372,36 @@ TuneResult tune(const TuneRequest& request) {
   check_sizes(r.sizes);
   compiler::CompileOptions base;
   apply_runtime_limits(base, r.dialect);
-  EvaluateOptions eo;
-  eo.topology = &r.topology;
-  eo.sizes = r.sizes;
-  std::vector<Candidate> candidates;
-  for (const auto& [label, algorithm] : candidate_algorithms(r)) {
-    const size_t before = candidates.size();
-    add_variants(candidates, label, algorithm, base, eo);
-    say(r, fmt::format("tune: {} {} verified variant(s) ({:.1f} s)", label,
-                       candidates.size() - before, seconds_since(started)));
-  }
+  const std::vector<std::pair<std::string, Algorithm>> algorithms = candidate_algorithms(r);
+  say(r, fmt::format("tune: {} algorithm(s) synthesized ({:.1f} s)", algorithms.size(),
+                     seconds_since(started)));
+  std::vector<VariantJob> jobs;
+  for (const auto& [label, algorithm] : algorithms) add_variant_jobs(jobs, label, algorithm, base);
+  std::vector<Candidate> candidates = compile_variants(r, jobs);
+  say(r, fmt::format("tune: {} of {} variant(s) compiled and verified ({:.1f} s)",
+                     candidates.size(), jobs.size(), seconds_since(started)));
   if (candidates.empty()) {
     throw UserError("", "collective",
                     "no method makes a verified " + to_string(r.kind) + " on " + r.topology.name);
   }
+  simulate_candidates(r, candidates);
   const std::vector<int> winner = winners(candidates, r.sizes.size());
   TuneResult out;
   out.topology = r.topology.name;
   out.kind = r.kind;
   out.dialect = r.dialect;
   out.candidates = static_cast<int>(candidates.size());
-  for (size_t i = 0; i < r.sizes.size(); ++i) out.sizes.push_back(sized(candidates, i, winner[i]));
+  const Collective& collective = candidates.front().evaluated.algorithm.collective;
+  for (size_t i = 0; i < r.sizes.size(); ++i) {
+    const double bound = sim::lower_bound(r.topology, collective, r.sizes[i]).lower_bound_us;
+    out.sizes.push_back(sized(candidates, i, winner[i], r.sizes[i], bound));
+    out.simulations += out.candidates - out.sizes.back().pruned;
+  }
   out.entries = entries_of(candidates, winner, r.sizes);
   out.seconds = seconds_since(started);
+  say(r, fmt::format(
+             "tune: {} simulations, {} left out by their bounds ({:.1f} s)", out.simulations,
+             out.candidates * static_cast<int>(r.sizes.size()) - out.simulations, out.seconds));
   return out;
 }
 
@@ -287,7 +432,8 @@ nlohmann::json tuning_json(const TuneResult& result) {
                         {"time_us", s.time_us},
                         {"lower_bound_us", s.lower_bound_us},
                         {"ratio_to_bound", s.ratio_to_bound()},
-                        {"times_us", times}});
+                        {"times_us", times},
+                        {"pruned", s.pruned}});
   }
   return {{"format", "ccsynth-tuning"},
           {"version", kTuningVersion},
@@ -295,6 +441,7 @@ nlohmann::json tuning_json(const TuneResult& result) {
           {"collective", to_string(result.kind)},
           {"dialect", formats::to_string(result.dialect)},
           {"candidates", result.candidates},
+          {"simulations", result.simulations},
           {"seconds", result.seconds},
           {"entries", entries},
           {"sizes", per_size}};

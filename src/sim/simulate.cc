@@ -120,14 +120,13 @@ struct TbState {
   int64_t pending_pred = -1;
   std::vector<int> held;  // groups held by the running transfer
   // The running transfer through switch ports: start, critical-path predecessor, bytes left,
-  // current us per byte and when those were updated; version invalidates older end events.
+  // current us per byte and when those were updated (its end event is in DataEndQueue).
   double transfer_start = 0.0;
   double transfer_us = 0.0;
   int64_t transfer_pred = -1;
   double remaining = 0.0;
   double us_per_byte = 0.0;
   double updated = 0.0;
-  uint32_t version = 0;
   uint32_t stamp = 0;
 };
 
@@ -142,18 +141,87 @@ struct Conn {
 };
 
 // kComplete ends a step instance; a transfer through switch ports also gets kAlphaEnd (its
-// latency is over, it starts moving bytes) and kDataEnd (valid while `version` matches).
-enum class EventKind : uint8_t { kComplete, kAlphaEnd, kDataEnd };
+// latency is over, it starts moving bytes) and then a data end in DataEndQueue.
+enum class EventKind : uint8_t { kComplete, kAlphaEnd };
 
 struct Event {
   double time;
   int64_t seq;
   int tb;
   EventKind kind = EventKind::kComplete;
-  uint32_t version = 0;
   bool operator>(const Event& other) const {
     return time != other.time ? time > other.time : seq > other.seq;
   }
+};
+
+// When the bytes of each transfer through switch ports will all have arrived: at most one
+// event per threadblock, in an indexed binary heap ordered like the events, (time, seq). A new
+// share replaces a flow's event in place, so the heap never holds stale events (with every
+// share pushed anew, a port with n flows left n stale events per transfer start and end, and
+// the heap grew with their product).
+class DataEndQueue {
+ public:
+  void resize(size_t threadblocks) { at_.assign(threadblocks, -1); }
+  bool empty() const { return heap_.empty(); }
+  const Event& top() const { return heap_.front(); }
+
+  // Schedules (or moves) the data end of `tb`.
+  void set(const Event& event) {
+    int i = at_[event.tb];
+    if (i < 0) {
+      i = static_cast<int>(heap_.size());
+      heap_.push_back(event);
+    } else {
+      heap_[i] = event;
+    }
+    place(i);
+    i = at_[event.tb];
+    sift_down(i);
+  }
+
+  void pop() {
+    at_[heap_.front().tb] = -1;
+    if (heap_.size() == 1) {
+      heap_.pop_back();
+      return;
+    }
+    heap_.front() = heap_.back();
+    heap_.pop_back();
+    at_[heap_.front().tb] = 0;
+    sift_down(0);
+  }
+
+ private:
+  // Moves entry i up while it goes before its parent; records every position.
+  void place(int i) {
+    at_[heap_[i].tb] = i;
+    while (i > 0) {
+      const int parent = (i - 1) / 2;
+      if (!(heap_[parent] > heap_[i])) break;
+      swap(i, parent);
+      i = parent;
+    }
+  }
+  void sift_down(int i) {
+    const int n = static_cast<int>(heap_.size());
+    for (;;) {
+      int first = i;
+      for (const int child : {2 * i + 1, 2 * i + 2}) {
+        if (child < n && heap_[first] > heap_[child]) first = child;
+      }
+      if (first == i) return;
+      swap(i, first);
+      i = first;
+    }
+  }
+  void swap(int a, int b) {
+    std::swap(heap_[a], heap_[b]);
+    at_[heap_[a].tb] = a;
+    at_[heap_[b].tb] = b;
+  }
+
+  std::vector<Event> heap_;
+  std::vector<int> at_;  // per threadblock: its position in heap_, or -1
 };
 
 // Critical-path record of one step instance.
@@ -162,6 +230,8 @@ struct Record {
   double end = 0.0;
   int64_t pred = -1;
 };
+
+}  // namespace
 
 int infer_input_chunks(const Program& program) {
   int input = 0;
@@ -176,6 +246,8 @@ int infer_input_chunks(const Program& program) {
   if (gathers && program.num_ranks > 0) return std::max(1, output / program.num_ranks);
   return std::max(1, output);
 }
+
+namespace {
 
 class Simulator {
  public:
@@ -367,16 +439,22 @@ class Simulator {
 
   void execute() {
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) try_advance(t, 0.0, -1);
-    while (!events_.empty()) {
+    data_ends_.resize(tbs_.size());
+    while (!events_.empty() || !data_ends_.empty()) {
+      // The earlier of the next event and the next data end, as one queue would order them.
+      if (events_.empty() || (!data_ends_.empty() && events_.top() > data_ends_.top())) {
+        const int tb = data_ends_.top().tb;
+        now_ = data_ends_.top().time;
+        data_ends_.pop();
+        end_data(tb);
+        continue;
+      }
       const Event event = events_.top();
       events_.pop();
-      // An end event replaced by a later share recomputation is dropped without moving the clock.
-      if (event.kind == EventKind::kDataEnd && event.version != tbs_[event.tb].version) continue;
       now_ = event.time;
       switch (event.kind) {
         case EventKind::kComplete: complete(event.tb); break;
         case EventKind::kAlphaEnd: start_data(event.tb); break;
-        case EventKind::kDataEnd: end_data(event.tb); break;
       }
     }
     // Launch overhead: once per collective call (Topology::launch_us).
@@ -458,7 +536,7 @@ class Simulator {
     // the bytes at a share of the bandwidth that changes as transfers start and finish.
     state.transfer_pred = first_pred;
     events_.push(
-        Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd, 0});
+        Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd});
   }
 
   // The transfer of `tb` starts moving bytes: it joins the flows of its shared groups, and every
@@ -489,7 +567,6 @@ class Simulator {
         flows.pop_back();
       }
     }
-    ++state.version;  // no other end event of this transfer is valid
     reshare(route);
     end_transfer(tb);
   }
@@ -515,9 +592,7 @@ class Simulator {
         }
         flow.updated = now_;
         flow.us_per_byte = network_.us_per_byte(conns_[flow.send_conn].route) * cost_.beta_factor;
-        ++flow.version;
-        events_.push(Event{now_ + flow.remaining * flow.us_per_byte, seq_++, f, EventKind::kDataEnd,
-                           flow.version});
+        data_ends_.set(Event{now_ + flow.remaining * flow.us_per_byte, seq_++, f});
       }
     }
   }
@@ -676,6 +751,7 @@ class Simulator {
   std::vector<int> waking_;
   std::vector<int> freed_groups_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  DataEndQueue data_ends_;  // transfers through switch ports
   int64_t seq_ = 0;
   uint32_t stamp_ = 0;
   double now_ = 0.0;

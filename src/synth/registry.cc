@@ -192,25 +192,25 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
 
 // ---- trees (throughput) --------------------------------------------------------------------
 
-// Pipeline pieces per tree when the chunk count is the method's default.
-constexpr int kDefaultTreePieces = 4;
-
 SynthResult run_trees(const Topology& topology, const Collective& collective,
                       const SynthOptions& o) {
   TreesOptions options;
   options.trees_per_root = param(o, "trees", 0);
   options.refine_passes = param(o, "refine", options.refine_passes);
   options.bytes = o.bytes.value_or(kDefaultBytes);
+  options.rails = param(o, "rails", -1);
   const auto started = std::chrono::steady_clock::now();
   TreesResult r = synthesize_trees(topology, collective, options);
   const double seconds = seconds_since(started);
-  report(o, fmt::format("trees: {} trees per root, {} pieces each, bottleneck {:.4f}x the port "
-                        "bound, depth {}, {:.3f} s",
-                        r.trees_per_root, r.pieces, r.bottleneck_ratio, r.max_depth, seconds));
+  report(o, fmt::format("trees: {} trees per root, {} pieces each{}, bottleneck {:.4f}x the "
+                        "port bound, depth {}, {:.3f} s",
+                        r.trees_per_root, r.pieces, r.rails ? ", rails" : "", r.bottleneck_ratio,
+                        r.max_depth, seconds));
   SynthResult out;
   out.status = SynthStatus::kFeasible;  // greedy packing: no optimality claim
   out.stats = {{"trees_per_root", r.trees_per_root},
                {"pieces", r.pieces},
+               {"rails", r.rails},
                {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
                {"max_depth", r.max_depth},
                {"packed_bandwidth_us", r.packed_us},
@@ -231,10 +231,12 @@ Synthesizer trees_synthesizer() {
        "spanning out-trees per root; must divide the chunks (default: the divisor up to 8 "
        "that packs best)",
        false, true},
-      {"refine", ParamKind::kInt, "rip-up-and-reroute passes over every tree (default 4)", true}};
-  s.default_chunks = [](const Topology& t, CollectiveKind) {
-    return best_trees_per_root(t) * kDefaultTreePieces;
-  };
+      {"refine", ParamKind::kInt, "rip-up-and-reroute passes over every tree (default 4)", true},
+      {"rails", ParamKind::kInt,
+       "1: between nodes, switch edges only to the next node and the same local port; 0: any "
+       "(default: 1 where a switch joins 3 or more nodes)",
+       true}};
+  s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;
   return s;
 }

@@ -31,6 +31,10 @@ constexpr double kPriceSteepness = 10.0;
 // Above this many ranks the default trees per root are chosen among 1 and 2 only (each
 // candidate is a whole packing).
 constexpr int kManyRanks = 256;
+// Pipeline pieces per tree of the default chunk count up to kManyRanks ranks; above, one (the
+// simulator and the runtime pipeline a chunk in FIFO slices anyway, and 1024 ranks with 4
+// pieces make 4 million ops to schedule and compile).
+constexpr int kDefaultPieces = 4;
 
 // One directed edge of the packing graph (a link or a pair of switch members) and the resources
 // (the link, or the switch ports it leaves and enters by, in that order) a transfer holds.
@@ -72,14 +76,76 @@ class ResourceTable {
   std::vector<double> capacity_;
 };
 
+// Rails between nodes (PackOptions::rails): a switch edge between two nodes is kept only from
+// node i to the next node (i + 1 mod nodes) and between ports of the same local index (the
+// p-th distinct port of the sender's node on that switch to the p-th of the receiver's node).
+// Every port then exchanges bytes with one port only, in each direction, so the transfers
+// sharing a port's egress are exactly those sharing the peer's ingress: no transfer is held
+// back by a busier port at its other end (the simulator shares a port equally per transfer).
+class Rails {
+ public:
+  explicit Rails(const Topology& t) : t_(t) {
+    const int nodes = static_cast<int>(t.nodes.size());
+    local_port_.resize(t.switches.size());
+    for (size_t w = 0; w < t.switches.size(); ++w) {
+      std::vector<std::vector<int>> seen(std::max(nodes, 1));
+      for (int rank : t.switches[w].ranks) {
+        const int port = t.switches[w].port_of_rank(rank);
+        std::vector<int>& ports = seen[t.node_of(rank)];
+        auto it = std::find(ports.begin(), ports.end(), port);
+        if (it == ports.end()) it = ports.insert(ports.end(), port);
+        local_port_[w][rank] = static_cast<int>(it - ports.begin());
+      }
+    }
+  }
+
+  bool keeps(const Connection& c) const {
+    if (c.switch_index < 0) return true;
+    const int from = t_.node_of(c.src), to = t_.node_of(c.dst);
+    if (from == to) return true;
+    const int nodes = static_cast<int>(t_.nodes.size());
+    const auto& local = local_port_[c.switch_index];
+    return to == (from + 1) % nodes && local.at(c.src) == local.at(c.dst);
+  }
+
+ private:
+  const Topology& t_;
+  std::vector<std::unordered_map<int, int>> local_port_;  // per switch: rank -> local port
+};
+
+// Whether every rank reaches every other along the graph's edges (forward and backward from 0).
+bool strongly_connected(const PackGraph& g) {
+  auto reaches_all = [&g](bool backward) {
+    std::vector<bool> seen(g.num_ranks, false);
+    std::vector<int> stack = {0};
+    seen[0] = true;
+    int count = 1;
+    while (!stack.empty()) {
+      const int u = stack.back();
+      stack.pop_back();
+      for (const PackEdge& e : g.edges) {
+        const int from = backward ? e.dst : e.src, to = backward ? e.src : e.dst;
+        if (from != u || seen[to]) continue;
+        seen[to] = true;
+        ++count;
+        stack.push_back(to);
+      }
+    }
+    return count == g.num_ranks;
+  };
+  return reaches_all(false) && reaches_all(true);
+}
+
 // The packing graph of `t`; transposed reverses every edge but keeps its resources (an in-tree
 // of the topology is an out-tree of the transposed graph).
-PackGraph build_graph(const Topology& t, bool transposed) {
+PackGraph build_graph(const Topology& t, bool transposed, bool rails) {
   PackGraph g;
   g.num_ranks = t.num_ranks;
   g.out_edges.resize(t.num_ranks);
   ResourceTable table;
+  const Rails rail(t);
   for (const Connection& c : t.connections()) {
+    if (rails && !rail.keeps(c)) continue;
     PackEdge e{c.src, c.dst, {}};
     if (c.link_index >= 0) {
       e.resources = {table.link(t, c.link_index)};
@@ -96,6 +162,10 @@ PackGraph build_graph(const Topology& t, bool transposed) {
     g.edges.push_back(std::move(e));
   }
   g.capacity = table.capacities();
+  if (rails && !strongly_connected(g)) {
+    throw UserError("", "rails",
+                    "rails between the nodes of " + t.name + " leave some ranks unreachable");
+  }
   return g;
 }
 
@@ -444,11 +514,13 @@ std::vector<double> depth_weights(const Topology& t) {
 
 // The candidate whose packing has the smallest bottleneck per byte of a rank's data (a tree
 // carries 1 / k of it); the fewest trees unless more are 0.5% better.
-int best_of(const Topology& topology, const std::vector<int>& candidates, int refine_passes) {
+int best_of(const Topology& topology, const std::vector<int>& candidates, int refine_passes,
+            bool rails) {
+  if (candidates.size() == 1) return candidates.front();  // nothing to compare
   int best = candidates.front();
   double best_per_byte = 0;
   for (const int k : candidates) {
-    const TreePacking p = pack_trees(topology, k, {false, refine_passes});
+    const TreePacking p = pack_trees(topology, k, {false, refine_passes, 0.0, rails});
     const double per_byte = p.bottleneck_us_per_mb / k;
     if (k == candidates.front() || per_byte < best_per_byte * 0.995) {
       best = k;
@@ -459,20 +531,20 @@ int best_of(const Topology& topology, const std::vector<int>& candidates, int re
 }
 
 // The trees per root for `chunks`: the given count, or the best divisor of chunks up to 8.
-int choose_trees(const Topology& topology, int chunks, const TreesOptions& o) {
+int choose_trees(const Topology& topology, int chunks, const TreesOptions& o, bool rails) {
   if (o.trees_per_root > 0) return o.trees_per_root;
   std::vector<int> divisors;
   for (int k = 1; k <= std::min(chunks, 8); ++k) {
     if (chunks % k == 0) divisors.push_back(k);
   }
-  return best_of(topology, divisors, o.refine_passes);
+  return best_of(topology, divisors, o.refine_passes, rails);
 }
 
 }  // namespace
 
 TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackOptions& o) {
   if (trees_per_root < 1) throw UserError("", "trees", "must be >= 1");
-  const PackGraph g = build_graph(topology, o.transposed);
+  const PackGraph g = build_graph(topology, o.transposed, o.rails);
   TreePacking out;
   out.num_ranks = topology.num_ranks;
   out.trees_per_root = trees_per_root;
@@ -507,27 +579,45 @@ int best_trees_per_root(const Topology& topology, int max_trees) {
   if (max_trees == 0) max_trees = topology.num_ranks > kManyRanks ? 2 : 8;
   std::vector<int> candidates(max_trees);
   std::iota(candidates.begin(), candidates.end(), 1);
-  return best_of(topology, candidates, PackOptions{}.refine_passes);
+  return best_of(topology, candidates, PackOptions{}.refine_passes, false);
+}
+
+bool uses_rails_by_default(const Topology& topology) {
+  for (const Switch& sw : topology.switches) {
+    std::vector<int> nodes;
+    for (int rank : sw.ranks) nodes.push_back(topology.node_of(rank));
+    std::sort(nodes.begin(), nodes.end());
+    if (std::unique(nodes.begin(), nodes.end()) - nodes.begin() >= 3) return true;
+  }
+  return false;
+}
+
+int default_chunks_per_rank(const Topology& topology) {
+  return best_trees_per_root(topology) * (topology.num_ranks > kManyRanks ? 1 : kDefaultPieces);
 }
 
 TreesResult synthesize_trees(const Topology& topology, const Collective& c, const TreesOptions& o) {
   const int chunks = c.chunks_per_rank;
-  const int k = choose_trees(topology, chunks, o);
+  const bool rails = o.rails < 0 ? uses_rails_by_default(topology) : o.rails != 0;
+  const int k = choose_trees(topology, chunks, o, rails);
   check_inputs(topology, c, k);
   TreesResult r;
   r.trees_per_root = k;
   r.pieces = chunks / k;
+  r.rails = rails;
   const int n = c.num_ranks;
   const Collective ag = make_collective(CollectiveKind::kAllGather, n, chunks);
   const double chunk_bytes = static_cast<double>(o.bytes) / c.input_chunks;
+  // The last phase's schedule makespan (the estimate of a one-phase collective).
+  double best_us = 0;
   // One phase: an allgather down out-trees, or (transposed) the inverse of one down in-trees,
   // where reductions flow up to every root; of the packings with each depth weight, the one
   // whose list schedule ends first.
   auto phase = [&](bool transposed) {
     Algorithm best;
-    double best_us = 0;
+    best_us = 0;
     for (const double weight : depth_weights(topology)) {
-      const TreePacking p = pack_trees(topology, k, {transposed, o.refine_passes, weight});
+      const TreePacking p = pack_trees(topology, k, {transposed, o.refine_passes, weight, rails});
       Algorithm a = allgather_down_trees(p, ag, LaneCounter(topology, transposed));
       if (transposed) a = invert(a);
       const double us = ListScheduler(a, topology, chunk_bytes).run();
@@ -544,8 +634,14 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   auto allgather = [&] { return phase(false); };
   auto reducescatter = [&] { return phase(true); };
   switch (c.kind) {
-    case CollectiveKind::kAllGather: r.algorithm = allgather(); break;
-    case CollectiveKind::kReduceScatter: r.algorithm = reducescatter(); break;
+    case CollectiveKind::kAllGather:
+      r.algorithm = allgather();
+      r.estimate_us = best_us;  // start times already set by the phase's schedule
+      break;
+    case CollectiveKind::kReduceScatter:
+      r.algorithm = reducescatter();
+      r.estimate_us = best_us;
+      break;
     case CollectiveKind::kAllReduce: {
       const Algorithm rs = reducescatter();
       const TreesResult first = r;
@@ -554,13 +650,13 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
       r.bottleneck_ratio = std::max(r.bottleneck_ratio, first.bottleneck_ratio);
       r.packed_us += first.packed_us;
       r.algorithm = allreduce_from(rs, ag_phase);
+      r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
       break;
     }
     default:
       throw UserError("", "collective",
                       "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
   }
-  r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
   r.algorithm.name = "trees_" + c.name;
   r.algorithm.topology = topology.name;
   return r;

@@ -734,3 +734,52 @@ TEST(ThreadblockHints, TwoChannelsInOneThreadblockIsAUserError) {
 
 }  // namespace
 }  // namespace ccsynth::compiler
+
+namespace ccsynth::compiler {
+namespace {
+
+using namespace testing;  // NOLINT: the reference algorithms
+
+// One lowering serves every compilation that differs only in what is decided after it
+// (fusion, FIFO depth, step limit, name): the programs equal compiling from scratch.
+TEST(Lowering, SharedLoweringCompilesLikeCompile) {
+  for (const Algorithm& a : {ring_allreduce(4, 2), direct_alltoall(4, 1), rd_allgather(8, 1)}) {
+    for (const int instances : {1, 2}) {
+      CompileOptions base;
+      base.instances = instances;
+      const Lowering lowering(a, base);
+      for (const bool fuse : {true, false}) {
+        for (const int fifo_slots : {2, 8}) {
+          CompileOptions o = base;
+          o.fuse = fuse;
+          o.fifo_slots = fifo_slots;
+          o.max_steps_per_threadblock = 16;
+          o.name = "shared";
+          ASSERT_TRUE(lowering.matches(o));
+          const Program shared = compile(lowering, o);
+          EXPECT_EQ(shared, compile(a, o)) << a.name << " fuse " << fuse;
+          const Collective replicated = replicate_collective(a.collective, instances);
+          EXPECT_TRUE(verify::verify_program(shared, {&replicated, fifo_slots}).ok());
+        }
+      }
+    }
+  }
+}
+
+TEST(Lowering, OptionsThatChangeTheLoweringAreRefused) {
+  const Algorithm a = ring_allgather(4, 1);
+  const Lowering lowering(a, CompileOptions{});
+  CompileOptions in_place;
+  in_place.inplace = true;
+  EXPECT_FALSE(lowering.matches(in_place));
+  EXPECT_THROW(compile(lowering, in_place), InternalError);
+  CompileOptions no_aggregation;
+  no_aggregation.aggregate = false;
+  EXPECT_FALSE(lowering.matches(no_aggregation));
+  CompileOptions two;
+  two.instances = 2;
+  EXPECT_FALSE(lowering.matches(two));
+}
+
+}  // namespace
+}  // namespace ccsynth::compiler

@@ -36,14 +36,25 @@ TEST(Limits, EachDialectHasItsOwnAndOverridesWin) {
   EXPECT_EQ(o.max_threadblocks_per_rank, 100);
 }
 
-// The kept result per size is the minimum over the variants, each simulated on its own.
-TEST(Evaluate, KeepsTheFastestVariantPerSize) {
-  const Topology t = topologies::make_builtin("ring:4");
-  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing,
-                                              make_collective(CollectiveKind::kAllGather, 4, 2), t);
+// The ring allgather with two chunks per rank on `t`.
+Algorithm two_chunk_ring_allgather(const Topology& t) {
+  return synth::make_baseline(synth::BaselineKind::kRing,
+                              make_collective(CollectiveKind::kAllGather, t.num_ranks, 2), t);
+}
+
+// Simulated on `t` at 1 KB and 64 MiB per rank.
+EvaluateOptions small_and_large(const Topology& t) {
   EvaluateOptions eo;
   eo.topology = &t;
   eo.sizes = {1024, 64 * kMiB};
+  return eo;
+}
+
+// The kept result per size is the minimum over the variants, each simulated on its own.
+TEST(Evaluate, KeepsTheFastestVariantPerSize) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
   VariantSpace space;
   space.instances = {1, 2};
   const Evaluated best = evaluate_variants(ring, {}, space, eo);
@@ -68,6 +79,46 @@ TEST(Evaluate, KeepsTheFastestVariantPerSize) {
   const double again = sim::simulate(best.program, t, eo.sizes.back()).time_us;
   EXPECT_DOUBLE_EQ(again, best.results.back().time_us);
   EXPECT_EQ(best.options.instances, best.results.back().instances);
+}
+
+// Only the variants whose results are kept are verified: a wrong program that simulates
+// fastest (here the fused one, first in the order, with a corrupted receive) is found, and the
+// next fastest correct variant takes its place at every size.
+TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
+  int corrupted = 0;
+  eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
+    Program p = compiler::compile(a, o);
+    if (!o.fuse) return p;
+    for (Step& s : p.gpus[0].threadblocks[0].steps) {
+      if (!receives(s.type) || s.dst_buffer != Buffer::kOutput) continue;
+      // Writes the received chunk one slot off: same time, wrong data.
+      s.dst_offset = (s.dst_offset + 1) % p.gpus[0].output_chunks;
+      ++corrupted;
+      break;
+    }
+    return p;
+  };
+  const Evaluated best = evaluate_variants(ring, {}, {}, eo);
+  EXPECT_GT(corrupted, 0);
+  ASSERT_TRUE(best.ok());
+  EXPECT_FALSE(best.options.fuse);
+  EXPECT_TRUE(verify::verify_program(best.program).ok());
+  compiler::CompileOptions unfused;
+  unfused.fuse = false;
+  const Evaluated plain = evaluate(ring, unfused, eo);
+  // The corrupted variant would have won: the correct fused program is as fast or faster and
+  // comes first.
+  EvaluateOptions correct = eo;
+  correct.compile = nullptr;
+  EXPECT_LE(evaluate(ring, {}, correct).results.back().time_us, plain.results.back().time_us);
+  ASSERT_EQ(best.results.size(), eo.sizes.size());
+  for (size_t i = 0; i < eo.sizes.size(); ++i) {
+    EXPECT_FALSE(best.results[i].fused) << eo.sizes[i];
+    EXPECT_DOUBLE_EQ(best.results[i].time_us, plain.results[i].time_us) << eo.sizes[i];
+  }
 }
 
 TEST(Evaluate, WithoutATopologyOnlyVerifies) {
@@ -188,14 +239,6 @@ TEST(Reference, ClusterRingIsNearTheBound) {
     ASSERT_TRUE(e.ok()) << name;
     EXPECT_LT(e.results[0].ratio_to_bound(), 2.5) << name;
   }
-}
-
-// Evaluation at 1 KB and 64 MB on `t`.
-EvaluateOptions small_and_large(const Topology& t) {
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {1024, 64 * kMiB};
-  return eo;
 }
 
 // evaluate_nccl keeps per size the faster of NCCL's allreduce ring and tree on a cluster.

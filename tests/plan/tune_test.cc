@@ -13,10 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/json_io.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/communicator.h"
+#include "ccsynth/plan/reference.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
+#include "ccsynth/synth/trees.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_program.h"
 
@@ -159,6 +164,63 @@ TEST_F(TuneDgx1, CommunicatorLoadsTheTuningDirectory) {
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// program_load is what lets the tuner skip simulations: it must never exceed the simulated
+// time (links with double lanes on dgx1, NICs shared by two GPUs behind a switch on ndv2x4,
+// instances > 1), and it must be tight where a program loads its bottleneck evenly (the trees
+// packing reaches the cut bound on both).
+TEST(Tune, ProgramLoadBoundsTheSimulatedTime) {
+  for (const std::string name : {"dgx1", "ndv2x4"}) {
+    const Topology t = topologies::make_builtin(name);
+    const Collective c = make_collective(CollectiveKind::kAllGather, t.num_ranks, 1);
+    std::vector<Program> programs;
+    for (const NcclCandidate& n : reference_nccl(c, t))
+      programs.push_back(compiler::compile(n.algorithm));
+    const int k = synth::best_trees_per_root(t);
+    const synth::TreesResult trees =
+        synth::synthesize_trees(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, k), {});
+    compiler::CompileOptions two;
+    two.instances = 2;
+    programs.push_back(compiler::compile(trees.algorithm));
+    programs.push_back(compiler::compile(trees.algorithm, two));
+    for (const Program& p : programs) {
+      const ProgramLoad load = program_load(p, t);
+      EXPECT_GT(load.us_per_chunk_byte, 0) << name << " " << p.name;
+      for (const int64_t bytes : {kKiB, kMiB, 16 * kMiB}) {
+        const double simulated = sim::simulate(p, t, bytes).time_us;
+        EXPECT_LE(load.lower_bound_us(bytes), simulated) << name << " " << p.name << " " << bytes;
+      }
+    }
+    // The trees program's load is the collective's bandwidth bound (up to the greedy's gap).
+    const double bound = sim::lower_bound(t, c, 16 * kMiB).bandwidth_us;
+    EXPECT_NEAR(program_load(programs.back(), t).lower_bound_us(16 * kMiB) - t.launch_us, bound,
+                0.01 * bound)
+        << name;
+  }
+}
+
+// Threads and the bound's pruning change how much is simulated, not the table: one thread and
+// two give the same winners and times, and the pruned simulations are counted.
+TEST(Tune, ThreadsGiveTheSameTable) {
+  TuneRequest request;
+  request.topology = topologies::make_builtin("dgx1");
+  request.kind = CollectiveKind::kAllReduce;
+  request.sizes = size_sweep(kKiB, 64 * kMiB, 16);
+  request.skip = {"sccl"};
+  request.threads = 1;
+  const TuneResult one = tune(request);
+  request.threads = 2;
+  const TuneResult two = tune(request);
+  ASSERT_EQ(one.sizes.size(), two.sizes.size());
+  for (size_t i = 0; i < one.sizes.size(); ++i) {
+    EXPECT_EQ(one.sizes[i].winner, two.sizes[i].winner) << one.sizes[i].bytes;
+    EXPECT_DOUBLE_EQ(one.sizes[i].time_us, two.sizes[i].time_us) << one.sizes[i].bytes;
+    EXPECT_GE(one.sizes[i].pruned, 0);
+  }
+  EXPECT_EQ(one.candidates, two.candidates);
+  EXPECT_LT(one.simulations, one.candidates * static_cast<int>(one.sizes.size()));
+  EXPECT_EQ(one.entries.size(), two.entries.size());
 }
 
 TEST(Tune, LoadRejectsAMalformedTable) {

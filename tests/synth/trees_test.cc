@@ -15,6 +15,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
@@ -126,6 +127,7 @@ INSTANTIATE_TEST_SUITE_P(
                       AlgorithmCase{"dgx2", CollectiveKind::kAllGather, 2},
                       AlgorithmCase{"ndv2x2", CollectiveKind::kReduceScatter, 2},
                       AlgorithmCase{"ndv2x2", CollectiveKind::kAllReduce, 1},
+                      AlgorithmCase{"ndv2x4", CollectiveKind::kReduceScatter, 1},
                       AlgorithmCase{"mesh2d:3x3", CollectiveKind::kAllReduce, 2}),
     [](const ::testing::TestParamInfo<AlgorithmCase>& info) {
       std::string name = info.param.topology + "_" + to_string(info.param.kind);
@@ -134,6 +136,41 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// Rails on ndv2x4 (4 nodes, one NIC port per node behind the IB switch): every tree edge
+// between nodes goes to the next node, so each NIC port exchanges bytes with one peer port per
+// direction; the simulated allgather then reaches the bound (without rails the NIC ports hold
+// transfers slowed down by a busier port at the other end: 1.15x at 64 MiB).
+TEST(Trees, RailsReachTheBoundOnNdv2x4) {
+  EXPECT_FALSE(uses_rails_by_default(topologies::make_builtin("dgx1")));
+  EXPECT_FALSE(uses_rails_by_default(topologies::make_builtin("dgx2x2")));  // 2 nodes
+  const Topology t = topologies::make_builtin("ndv2x4");
+  ASSERT_TRUE(uses_rails_by_default(t));
+  const TreePacking p = pack_trees(t, 1, {false, 4, 0.0, true});
+  expect_spanning(t, p, false);
+  for (const std::vector<int>& parent : p.parents) {
+    for (int v = 0; v < t.num_ranks; ++v) {
+      if (parent[v] < 0 || t.node_of(parent[v]) == t.node_of(v)) continue;
+      EXPECT_EQ(t.node_of(v), (t.node_of(parent[v]) + 1) % 4) << parent[v] << " -> " << v;
+    }
+  }
+  const Collective c = make_collective(CollectiveKind::kAllGather, t.num_ranks, 1);
+  const int64_t bytes = int64_t{64} << 20;
+  const double bound = sim::lower_bound(t, c, bytes).lower_bound_us;
+  auto simulated_ratio = [&](int rails) {
+    TreesOptions o;
+    o.rails = rails;
+    o.bytes = bytes;
+    const TreesResult r = synthesize_trees(t, c, o);
+    EXPECT_EQ(r.rails, rails != 0);
+    compiler::CompileOptions options;  // the variant the planner keeps here
+    options.fuse = false;
+    options.schedule_order = true;
+    return sim::simulate(compiler::compile(r.algorithm, options), t, bytes).time_us / bound;
+  };
+  EXPECT_LT(simulated_ratio(-1), 1.03);  // the default takes rails here
+  EXPECT_GT(simulated_ratio(0), 1.1);
+}
 
 TEST(Trees, RejectsWhatItCannotMake) {
   const Topology t = topologies::make_builtin("ring:4");

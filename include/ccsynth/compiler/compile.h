@@ -8,6 +8,7 @@
 // (by algorithm step, then sends before receives, then op order).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ccsynth/core/algorithm.h"
@@ -41,5 +42,31 @@ struct CompileOptions {
 /// rank reading a chunk it does not hold) and programs that cannot fit the limits throw
 /// UserError.
 Program compile(const Algorithm& algorithm, const CompileOptions& options = {});
+
+/// An algorithm lowered to instructions (passes 0-2: start-time order, buffers and
+/// instructions, gathering, aggregation) with the options that decide them: schedule order,
+/// instances, channels, in place, aggregation and largest count (`matches`). Compilations that
+/// differ only in what is decided later (fusion, FIFO depth, step and threadblock limits,
+/// protocol, name, sizes) start from one Lowering: lowering is about a third of a compilation
+/// at thousands of ranks.
+class Lowering {
+ public:
+  /// Lowers `algorithm`, which must outlive the Lowering; throws UserError as compile() does.
+  Lowering(const Algorithm& algorithm, const CompileOptions& options);
+  ~Lowering();
+  Lowering(Lowering&&) noexcept;
+  Lowering& operator=(Lowering&&) noexcept;
+
+  /// Whether a compilation with `options` may start from this lowering.
+  bool matches(const CompileOptions& options) const;
+
+ private:
+  friend Program compile(const Lowering& lowering, const CompileOptions& options);
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// compile() from a lowering made with matching options (Lowering::matches; checked).
+Program compile(const Lowering& lowering, const CompileOptions& options);
 
 }  // namespace ccsynth::compiler

@@ -5,6 +5,7 @@
 // sizes against the lower bound, and keep the fastest per size.
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
@@ -47,6 +48,9 @@ struct EvaluateOptions {
   const Topology* topology = nullptr;
   std::vector<int64_t> sizes;  // bytes per rank to simulate (needs `topology`)
   int fifo_slots = 8;          // FIFO slots per connection the program verifier assumes
+  /// The compiler of every variant; empty = compiler::compile. Tests put a faulty one here to
+  /// check that a wrong program is never kept.
+  std::function<Program(const Algorithm&, const compiler::CompileOptions&)> compile;
 };
 
 /// The compilations tried. Start-time order (CompileOptions::schedule_order) is only tried for
@@ -60,11 +64,12 @@ struct VariantSpace {
 /// Exactly the compilation `options` describes.
 VariantSpace single_variant(const compiler::CompileOptions& options);
 
-/// Verifies `algorithm`, compiles it in every variant of `space` (other options from `base`),
-/// verifies each program and simulates the correct ones; per size the fastest variant wins and
-/// the program kept is the fastest at the last size (the first correct one without sizes).
-/// Variants over the runtime's limits are left out; with none left the last such UserError is
-/// rethrown.
+/// Verifies `algorithm`, compiles it in every variant of `space` (other options from `base`)
+/// and simulates each program; per size the fastest correct variant wins and the program kept
+/// is the fastest at the last size (the first correct one without sizes). Only the programs
+/// whose results are kept are verified (simulating is cheaper than verifying at thousands of
+/// ranks): a wrong one drops out and the next fastest is verified in its place. Variants over
+/// the runtime's limits are left out; with none left the last such UserError is rethrown.
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
                             const VariantSpace& space, const EvaluateOptions& options);
 

@@ -63,6 +63,12 @@ struct PlanResult {
   double best_time_us() const;
 };
 
+/// The compilations of the nccl reference for a request's `requested` ones: fused only, as NCCL
+/// runs its ring (recvCopySend / recvReduceSend, never a receive followed by a separate send);
+/// the unfused ring would only double the reference's cost (half of `synth`'s time at 1K
+/// ranks) for a program NCCL does not run.
+VariantSpace nccl_variants(const VariantSpace& requested);
+
 /// Resolves the request's collective (PlanRequest::collective or the method's collective for
 /// kind / chunks / root).
 Collective resolve_collective(const PlanRequest& request);

@@ -38,7 +38,10 @@ struct TuneRequest {
   double time_limit_s = 10;  // per solver stage of sccl and taccl
   /// Method labels to leave out (e.g. "sccl"); a label is the method name, or "nccl_<algo>".
   std::vector<std::string> skip;
-  std::function<void(const std::string& line)> progress;  // one line per candidate; may be empty
+  std::function<void(const std::string& line)> progress;  // one line per stage; may be empty
+  /// Threads compiling, verifying and simulating the variants (the library is thread-safe);
+  /// 0 = std::thread::hardware_concurrency().
+  int threads = 0;
 };
 
 /// One candidate's simulated time at one size.
@@ -53,8 +56,11 @@ struct TunedSize {
   std::string winner;  // label of the fastest verified program (the ring on ties)
   double time_us = 0;
   double lower_bound_us = 0;
-  double ring_time_us = 0;       // the nccl reference's ring (0 when it does not apply)
-  std::vector<TunedTime> times;  // every verified candidate's best variant at this size
+  double ring_time_us = 0;  // the nccl reference's ring (0 when it does not apply)
+  /// Every simulated candidate's best variant at this size; variants whose lower bound
+  /// (program_load) was above the best time already simulated at this size are left out.
+  std::vector<TunedTime> times;
+  int pruned = 0;  // variants not simulated at this size (their bound showed they lose)
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
@@ -76,8 +82,26 @@ struct TuneResult {
   std::vector<TunedSize> sizes;
   std::vector<TuneEntry> entries;  // ascending, ranges tiling [0, unlimited)
   int candidates = 0;              // verified (method, chunking, variant) programs compared
+  int simulations = 0;             // (candidate, size) pairs simulated; the rest were pruned
   double seconds = 0;
 };
+
+/// The bandwidth a program needs from its busiest link or switch port direction: a lower bound
+/// on its simulated time that costs one pass over its steps (the tuner skips simulating a
+/// variant whose bound is above the best time found at a size). In the simulator a lane of a
+/// link moves at most 1 / beta bytes per us and a switch port direction 1 / port_beta, both
+/// scaled by the protocol's beta factor, and every call pays launch_us; sends between ranks
+/// without a direct connection are left out.
+struct ProgramLoad {
+  double launch_us = 0;
+  int input_chunks = 1;          // a size is divided into this many chunks (as sim infers)
+  double us_per_chunk_byte = 0;  // busiest resource: microseconds per byte of one chunk
+  /// launch_us + us_per_chunk_byte x bytes / input_chunks: <= sim::simulate(...).time_us.
+  double lower_bound_us(int64_t bytes) const;
+};
+
+/// The load of `program`'s sends on `topology`'s links and switch ports.
+ProgramLoad program_load(const Program& program, const Topology& topology);
 
 /// from, from*factor, ... up to and including `to` (UserError unless 0 < from <= to, factor > 1).
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor);

@@ -32,6 +32,11 @@ struct ProtocolParams {
 /// The alpha and beta factors of `protocol` on `topology` (Topology::{simple, ll128, ll}).
 const ProtocolCost& protocol_cost(const Topology& topology, Protocol protocol);
 
+/// The input chunks per rank a size is divided into when SimOptions::input_chunks is 0
+/// (docs/simulator.md "Sizes"): the largest i_chunks, or for in-place programs without an input
+/// buffer o_chunks / ngpus (allgather, gather), else o_chunks.
+int infer_input_chunks(const Program& program);
+
 /// Simulation options; every field has a documented default.
 struct SimOptions {
   ProtocolParams simple{512 * 1024, 8};
