@@ -158,16 +158,16 @@ void aggregate(Lowered& lowered, int max_count) {
   aggregate_copies(lowered, max_count);
 }
 
-int aggregated_transfers(const Lowered& lowered, int rank, int max_count) {
-  // Aggregates a copy holding only the rank's transfers.
+int aggregated_transfers(const Lowered& lowered, const std::vector<int>& transfers, int max_count) {
+  // Aggregates a copy holding only those transfers.
   Lowered part;
-  for (const Transfer& t : lowered.transfers) {
-    if (t.removed || (t.src_rank != rank && t.dst_rank != rank)) continue;
-    Transfer copy = t;
+  for (const int t : transfers) {
+    const Transfer& original = lowered.transfers[t];
+    Transfer copy = original;
     copy.sender = static_cast<int>(part.instructions.size());
-    part.instructions.push_back(lowered.instructions[t.sender]);
+    part.instructions.push_back(lowered.instructions[original.sender]);
     copy.receiver = static_cast<int>(part.instructions.size());
-    part.instructions.push_back(lowered.instructions[t.receiver]);
+    part.instructions.push_back(lowered.instructions[original.receiver]);
     part.transfers.push_back(copy);
   }
   aggregate_transfers(part, max_count);

@@ -44,8 +44,8 @@ class RepeatedWrites {
 /// Merges contiguous same-step transfers and copies in place; merged ones are marked removed.
 void aggregate(Lowered& lowered, int max_count);
 
-/// How many of the transfers that `rank` sends or receives would remain after aggregation
-/// (`lowered` is left as it is).
-int aggregated_transfers(const Lowered& lowered, int rank, int max_count);
+/// How many of `transfers` (indices into lowered.transfers, ascending, none removed) would
+/// remain after aggregation (`lowered` is left as it is).
+int aggregated_transfers(const Lowered& lowered, const std::vector<int>& transfers, int max_count);
 
 }  // namespace ccsynth::compiler

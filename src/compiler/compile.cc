@@ -98,12 +98,14 @@ bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& or
 // `relocations` (the caller lowers again).
 std::optional<Program> schedule(const Lowered& lowered, int capacity, const CompileOptions& o,
                                 Relocations& relocations) {
+  // Channels and fusion candidates do not depend on the deadlock fixes: found once.
+  Lowered channeled = lowered;
+  assign_channels(channeled, capacity, o.max_channels / o.instances);
+  std::vector<FusionCandidate> candidates;
+  if (o.fuse) candidates = find_fusion_candidates(channeled);
   DeadlockFixes fixes;
   for (;;) {
-    Lowered l = lowered;
-    assign_channels(l, capacity, o.max_channels / o.instances);
-    std::vector<FusionCandidate> candidates;
-    if (o.fuse) candidates = find_fusion_candidates(l);
+    Lowered l = channeled;
     const ConnectionPlan plan =
         pair_connections(l, candidates, o.max_threadblocks_per_rank / o.instances, fixes.unpaired);
     if (o.fuse) fuse_instructions(l, candidates, plan, fixes.no_fuse);

@@ -29,36 +29,82 @@ int dst_rank_of(const Lowered& l, const Instruction& in) {
              : in.rank;
 }
 
+// Where the scratch slots of each rank are named: per rank, the (instruction, operand) pairs
+// whose operand lies in that rank's buffers (`src` by src_rank_of, `dst` by dst_rank_of),
+// whatever buffer it names now (gathering may point a receive's source into scratch). Built
+// once, so a group's trial touches its rank's references only, not every instruction.
+struct RankRefs {
+  struct Ref {
+    int instruction;
+    bool dst;  // the dst operand, else the src operand
+  };
+  std::vector<std::vector<Ref>> refs;       // per rank
+  std::vector<std::vector<int>> transfers;  // per rank: transfers it sends or receives, ascending
+
+  explicit RankRefs(const Lowered& l) : refs(l.scratch_chunks.size()), transfers(refs.size()) {
+    for (int i = 0; i < static_cast<int>(l.instructions.size()); ++i) add(l, i);
+    for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
+      const Transfer& tr = l.transfers[t];
+      if (tr.removed) continue;
+      transfers[tr.src_rank].push_back(t);
+      if (tr.dst_rank != tr.src_rank) transfers[tr.dst_rank].push_back(t);
+    }
+  }
+  void add(const Lowered& l, int i) {
+    const Instruction& in = l.instructions[i];
+    if (in.removed) return;
+    refs[src_rank_of(l, in)].push_back({i, false});
+    refs[dst_rank_of(l, in)].push_back({i, true});
+  }
+};
+
+BufferRef& operand(Lowered& l, RankRefs::Ref ref) {
+  Instruction& in = l.instructions[ref.instruction];
+  return ref.dst ? in.dst : in.src;
+}
+
 // Calls f(ref, count) for every reference to a scratch slot of `rank`.
 template <class F>
-void for_each_scratch_ref(Lowered& l, int rank, F f) {
-  for (Instruction& in : l.instructions) {
-    if (in.removed) continue;
-    if (in.src.buffer == Buffer::kScratch && in.src.index >= 0 && src_rank_of(l, in) == rank) {
-      f(in.src, in.count);
-    }
-    if (in.dst.buffer == Buffer::kScratch && in.dst.index >= 0 && dst_rank_of(l, in) == rank) {
-      f(in.dst, in.count);
-    }
+void for_each_scratch_ref(Lowered& l, const RankRefs& index, int rank, F f) {
+  for (const RankRefs::Ref r : index.refs[rank]) {
+    BufferRef& ref = operand(l, r);
+    if (ref.buffer == Buffer::kScratch && ref.index >= 0)
+      f(ref, l.instructions[r.instruction].count);
   }
 }
 
 // Whether some reference covers both scratch slots p - 1 and p of `rank` (no room fits there).
-bool spanned(Lowered& l, int rank, int p) {
+bool spanned(Lowered& l, const RankRefs& index, int rank, int p) {
   bool out = false;
-  for_each_scratch_ref(l, rank, [&](const BufferRef& ref, int count) {
+  for_each_scratch_ref(l, index, rank, [&](const BufferRef& ref, int count) {
     out |= ref.index < p && p < ref.index + count;
   });
   return out;
 }
 
 // Makes room for `h` scratch slots at index p of `rank`: every slot from p on moves up by h.
-void insert_room(Lowered& l, int rank, int p, int h) {
-  for_each_scratch_ref(l, rank, [&](BufferRef& ref, int) {
+void insert_room(Lowered& l, const RankRefs& index, int rank, int p, int h) {
+  for_each_scratch_ref(l, index, rank, [&](BufferRef& ref, int) {
     if (ref.index >= p) ref.index += h;
   });
   l.scratch_chunks[rank] += h;
 }
+
+// The operands of `rank`'s references as they are, to undo a trial that did not pay.
+struct SavedOperands {
+  std::vector<BufferRef> operands;
+  int scratch_chunks = 0;
+
+  SavedOperands(Lowered& l, const RankRefs& index, int rank)
+      : scratch_chunks(l.scratch_chunks[rank]) {
+    operands.reserve(index.refs[rank].size());
+    for (const RankRefs::Ref r : index.refs[rank]) operands.push_back(operand(l, r));
+  }
+  void restore(Lowered& l, const RankRefs& index, int rank) const {
+    for (size_t k = 0; k < operands.size(); ++k) operand(l, index.refs[rank][k]) = operands[k];
+    l.scratch_chunks[rank] = scratch_chunks;
+  }
+};
 
 bool follows(BufferRef a, int count, BufferRef b) {
   return a.buffer == b.buffer && a.index + count == b.index;
@@ -77,8 +123,8 @@ bool hints_agree(const std::vector<int>& hints) {
 
 // Tries one group of same-step transfers (the members of one aggregation group); applies the
 // gathering to `l` when it lowers the rank's aggregated transfer count.
-void gather_group(Lowered& l, std::vector<int> members, int max_count, const RepeatedWrites& writes,
-                  int& piece) {
+void gather_group(Lowered& l, RankRefs& index, std::vector<int> members, int max_count,
+                  const RepeatedWrites& writes, int& piece) {
   if (members.size() < 2) return;
   auto receiver = [&](int t) -> const Instruction& {
     return l.instructions[l.transfers[t].receiver];
@@ -144,26 +190,29 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Rep
   if (pending > 0) rooms.emplace_back(last.src.index + last.count, pending);
   const int rank = sender(members.front()).rank;
   for (const auto& [p, h] : rooms) {
-    if (spanned(l, rank, p)) return;  // a multi-chunk access holds those slots together
+    if (spanned(l, index, rank, p)) return;  // a multi-chunk access holds those slots together
   }
-  Lowered trial = l;
+  const std::vector<int>& rank_transfers = index.transfers[rank];
+  const int before = aggregated_transfers(l, rank_transfers, max_count);
+  const SavedOperands saved(l, index, rank);
   for (auto it = rooms.rbegin(); it != rooms.rend(); ++it)
-    insert_room(trial, rank, it->first, it->second);
+    insert_room(l, index, rank, it->first, it->second);
   // The block starts where the first run member sits minus the strays before it.
   int offset = 0;
   int base = 0;
   for (size_t i = 0; i < members.size(); ++i) {
     if (i == best.front()) {
-      base = trial.instructions[trial.transfers[members[i]].sender].src.index - offset;
+      base = sender(members[i]).src.index - offset;
       break;
     }
     offset += l.transfers[members[i]].count;
   }
   offset = 0;
+  std::vector<Instruction> copies;
   for (size_t i = 0; i < members.size(); ++i) {
-    Transfer& t = trial.transfers[members[i]];
+    const Transfer& t = l.transfers[members[i]];
     if (!in_run[i]) {
-      Instruction& s = trial.instructions[t.sender];
+      Instruction& s = l.instructions[t.sender];
       const BufferRef slot{Buffer::kScratch, base + offset};
       Instruction copy;
       copy.rank = rank;
@@ -173,14 +222,19 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Rep
       copy.count = t.count;
       copy.key = {s.key.step, 0, -1, kFirstGatherPiece + piece++};
       s.src = slot;
-      Instruction& r = trial.instructions[t.receiver];
+      Instruction& r = l.instructions[t.receiver];
       if (r.type == StepType::kRecv) r.src = slot;
-      trial.instructions.push_back(copy);
+      copies.push_back(copy);
     }
     offset += t.count;
   }
-  if (aggregated_transfers(trial, rank, max_count) < aggregated_transfers(l, rank, max_count)) {
-    l = std::move(trial);
+  if (aggregated_transfers(l, rank_transfers, max_count) >= before) {
+    saved.restore(l, index, rank);
+    return;
+  }
+  for (const Instruction& copy : copies) {
+    l.instructions.push_back(copy);
+    index.add(l, static_cast<int>(l.instructions.size()) - 1);
   }
 }
 
@@ -189,9 +243,10 @@ void gather_group(Lowered& l, std::vector<int> members, int max_count, const Rep
 void gather_strays(Lowered& l, int max_count) {
   const RepeatedWrites writes(l);
   const TransferGroups groups = transfer_groups(l);
+  RankRefs index(l);
   int piece = 0;
   for (size_t g = 0; g < groups.size(); ++g)
-    gather_group(l, groups.group(g), max_count, writes, piece);
+    gather_group(l, index, groups.group(g), max_count, writes, piece);
 }
 
 }  // namespace ccsynth::compiler

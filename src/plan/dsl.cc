@@ -24,8 +24,9 @@ PlanResult plan_dsl(const lang::DslProgram& program, PlanRequest request) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  out.nccl = evaluate_nccl(program.collective(), request.topology, compile_options(request),
-                           VariantSpace{kNcclInstances, {true, false}, {false}}, evaluate);
+  out.nccl =
+      evaluate_nccl(program.collective(), request.topology, compile_options(request),
+                    nccl_variants(VariantSpace{kNcclInstances, {true, false}, {false}}), evaluate);
   return out;
 }
 

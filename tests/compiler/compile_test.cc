@@ -296,6 +296,40 @@ TEST(Compile, RelayedAndOwnChunksLeaveInOneSend) {
   EXPECT_EQ(send_steps(compile(a, off)), 5);
 }
 
+// Gathering on two ranks of one program, on consecutive steps: rank 3 gathers what rank 1's
+// gathered send delivered, its own chunk and a third rank's, after rank 1's group changed the
+// program (gathering keeps its per-rank index of references across groups); both relays send
+// once and the program verifies.
+TEST(Compile, TwoRelaysGatherInOneProgram) {
+  // Gather to rank 5: ranks 0 and 2 hand their chunks to rank 1, which sends chunks 0..2 to
+  // rank 3; rank 4 hands its chunk to rank 3, which sends chunks 0..4 to rank 5.
+  Algorithm a;
+  a.name = "two_relays";
+  a.collective = make_collective(CollectiveKind::kGather, 6, 1, 5);
+  a.ops = {{0, 0, 1, OpKind::kCopy, 0},
+           {2, 2, 1, OpKind::kCopy, 0},
+           {4, 4, 3, OpKind::kCopy, 0},
+           {0, 1, 3, OpKind::kCopy, 1, -1, 3},
+           {0, 3, 5, OpKind::kCopy, 2, -1, 5}};
+  ASSERT_TRUE(verify::verify_algorithm(a).ok());
+  for (const bool inplace : {false, true}) {
+    CompileOptions o;
+    o.inplace = inplace;
+    const Program p = compile(a, o);
+    const auto report = verify::verify_program(p);
+    EXPECT_TRUE(report.ok()) << report.summary() << p;
+    for (const auto& [relay, peer, count] : {std::tuple{1, 3, 3}, std::tuple{3, 5, 5}}) {
+      std::vector<int> counts;
+      for (const Threadblock& tb : p.gpus[relay].threadblocks) {
+        for (const Step& s : tb.steps) {
+          if (sends(s.type) && tb.send_peer == peer) counts.push_back(s.count);
+        }
+      }
+      EXPECT_EQ(counts, std::vector<int>{count}) << "relay " << relay << "\n" << p;
+    }
+  }
+}
+
 TEST(Compile, InstancesReplicateThreadblocksOnOwnChannels) {
   CompileOptions o;
   o.instances = 3;
