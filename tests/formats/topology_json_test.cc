@@ -85,6 +85,14 @@ TEST(TopologyJson, ReadsFieldsAndDefaults) {
   EXPECT_DOUBLE_EQ(t.links[1].beta_us_per_mb, 46.0);
 }
 
+// A one-switch list for the error cases: `ranks` and `extra` keys spliced into a switch with
+// valid alpha and port bandwidth.
+Json one_switch(const std::string& ranks, const std::string& extra = "",
+                const std::string& name = "s") {
+  return Json::parse(R"([{"name": ")" + name + R"(", "ranks": )" + ranks +
+                     R"(, "alpha_us": 1, "port_beta_us_per_mb": 1)" + extra + "}]");
+}
+
 using testing::JsonErrorCase;
 
 class Errors : public ::testing::TestWithParam<JsonErrorCase> {};
@@ -115,78 +123,41 @@ INSTANTIATE_TEST_SUITE_P(
         JsonErrorCase{"zero_lanes", [](Json& d) { d["links"][0]["lanes"] = 0; }, "links[0].lanes",
                       "must be >= 1"},
         JsonErrorCase{"self_link", [](Json& d) { d["links"][0]["dst"] = 0; }, "links[0]", "itself"},
-        JsonErrorCase{
-            "switch_unknown_rank",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 7], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
-            },
-            "switches[0].ranks", "unknown rank 7"},
-        JsonErrorCase{
-            "switch_rank_not_int",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, "a"], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
-            },
-            "switches[0].ranks", "not an integer rank"},
+        JsonErrorCase{"switch_unknown_rank", [](Json& d) { d["switches"] = one_switch("[0, 7]"); },
+                      "switches[0].ranks", "unknown rank 7"},
+        JsonErrorCase{"switch_rank_not_int",
+                      [](Json& d) { d["switches"] = one_switch(R"([0, "a"])"); },
+                      "switches[0].ranks", "not an integer rank"},
         JsonErrorCase{
             "port_group_size",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                             "port_group": [0]}])");
-            },
+            [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [0])"); },
             "switches[0].port_group", "1 port ids for 2 ranks"},
         JsonErrorCase{
             "port_group_gap",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                             "port_group": [1, 1]}])");
-            },
+            [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [1, 1])"); },
             "switches[0].port_group", "port id 0 is unused"},
         JsonErrorCase{
             "port_group_negative",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                             "port_group": [0, -1]}])");
-            },
+            [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [0, -1])"); },
             "switches[0].port_group", "port id -1 is out of range"},
         JsonErrorCase{
             "port_group_not_int",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                             "port_group": [0, 0.5]}])");
-            },
+            [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [0, 0.5])"); },
             "switches[0].port_group", "not an integer port id"},
         JsonErrorCase{
             "port_lanes_negative",
-            [](Json& d) {
-              d["switches"] = Json::parse(
-                  R"([{"name": "s", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                             "port_lanes": -1}])");
-            },
+            [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_lanes": -1)"); },
             "switches[0].port_lanes", "must be >= 0"},
         JsonErrorCase{"launch_negative", [](Json& d) { d["launch_us"] = -1.0; }, "launch_us",
                       "must be >= 0"},
         JsonErrorCase{"threadblock_negative", [](Json& d) { d["threadblock_gbps"] = -2.0; },
                       "threadblock_gbps", "must be >= 0"},
-        JsonErrorCase{
-            "host_switch_one_rank",
-            [](Json& d) {
-              d["host_switches"] = Json::parse(
-                  R"([{"name": "h", "ranks": [0], "alpha_us": 1, "port_beta_us_per_mb": 1}])");
-            },
-            "host_switches[0].ranks", "at least two ranks"},
+        JsonErrorCase{"host_switch_one_rank",
+                      [](Json& d) { d["host_switches"] = one_switch("[0]", "", "h"); },
+                      "host_switches[0].ranks", "at least two ranks"},
         JsonErrorCase{
             "host_switch_unknown_key",
-            [](Json& d) {
-              d["host_switches"] = Json::parse(
-                  R"([{"name": "h", "ranks": [0, 1], "alpha_us": 1, "port_beta_us_per_mb": 1,
-                       "bw": 3}])");
-            },
+            [](Json& d) { d["host_switches"] = one_switch("[0, 1]", R"(, "bw": 3)", "h"); },
             "host_switches[0].bw", "unknown key"},
         JsonErrorCase{
             "protocol_factor_zero",
