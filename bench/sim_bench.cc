@@ -10,6 +10,7 @@
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/collective.h"
+#include "ccsynth/plan/planner.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
@@ -108,6 +109,35 @@ void BM_RingAllgatherSwitch1024(benchmark::State& state) {
   report(state, r);
 }
 BENCHMARK(BM_RingAllgatherSwitch1024)->Unit(benchmark::kMillisecond);
+
+// Trees allgather on dgx2x2 at 64M, one chunk per rank (`ccsynth synth --method trees -t dgx2x2
+// -c allgather -s 64M --chunks 1`): many transfers share each NVSwitch port, so every start and
+// end of one re-shares the bandwidth of the others (issues 15/16: ~15 s before the indexed heap
+// of data ends, ~0.3 s now).
+void BM_TreesAllgatherDgx2x2(benchmark::State& state) {
+  const int64_t bytes = int64_t{64} << 20;
+  plan::PlanRequest request;  // what `synth` does: the variant it keeps is the one simulated
+  request.topology = topologies::make_builtin("dgx2x2");
+  request.method = "trees";
+  request.kind = CollectiveKind::kAllGather;
+  request.chunks = 1;
+  request.synth.bytes = bytes;
+  request.sizes = {bytes};
+  request.compare_with_nccl = false;
+  const plan::PlanResult planned = plan::plan(request);
+  if (!planned.ok()) {
+    state.SkipWithError("trees found no valid allgather on dgx2x2");
+    return;
+  }
+  const Program& program = planned.program->program;
+  sim::SimResult r;
+  for (auto _ : state) {
+    r = sim::simulate(program, request.topology, bytes);
+    benchmark::DoNotOptimize(r.events);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_TreesAllgatherDgx2x2)->Unit(benchmark::kMillisecond);
 
 void BM_LowerBound(benchmark::State& state, const char* topology_name, CollectiveKind kind) {
   const Topology topology = topologies::make_builtin(topology_name);
