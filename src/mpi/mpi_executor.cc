@@ -195,22 +195,11 @@ struct MpiExecutor::Impl {
 
   void build_connections() {
     std::map<std::tuple<int, int, int>, int> index;
-    auto connection = [&](int src, int dst, int channel) {
-      auto [it, inserted] = index.emplace(std::make_tuple(src, dst, channel), 0);
-      if (inserted) {
-        it->second = static_cast<int>(conns.size());
-        Connection c;
-        c.src = src;
-        c.dst = dst;
-        c.channel = channel;
-        conns.push_back(std::move(c));
-      }
-      return it->second;
-    };
     for (const GpuProgram& gpu : program.gpus) {
       for (const Threadblock& tb : gpu.threadblocks) {
         if (tb.send_peer >= 0) {
-          Connection& c = conns[connection(gpu.rank, tb.send_peer, tb.channel)];
+          Connection& c =
+              conns[runtime::connection_id(index, conns, gpu.rank, tb.send_peer, tb.channel)];
           c.sender_tb = tb.id;
           for (int s = 0; s < static_cast<int>(tb.steps.size()); ++s) {
             if (!sends(tb.steps[s].type)) continue;
@@ -224,7 +213,8 @@ struct MpiExecutor::Impl {
     for (const GpuProgram& gpu : program.gpus) {
       for (const Threadblock& tb : gpu.threadblocks) {
         if (tb.recv_peer < 0) continue;
-        Connection& c = conns[connection(tb.recv_peer, gpu.rank, tb.channel)];
+        Connection& c =
+            conns[runtime::connection_id(index, conns, tb.recv_peer, gpu.rank, tb.channel)];
         c.receiver_tb = tb.id;
         for (int s = 0; s < static_cast<int>(tb.steps.size()); ++s) {
           if (receives(tb.steps[s].type)) c.recv_steps.push_back(s);

@@ -155,19 +155,6 @@ struct CpuExecutor::Impl {
 
   // ---- preparation -------------------------------------------------------------------------
 
-  int connection(std::map<std::tuple<int, int, int>, int>& index, int src, int dst, int channel) {
-    auto [it, inserted] = index.emplace(std::make_tuple(src, dst, channel), 0);
-    if (inserted) {
-      it->second = static_cast<int>(conns.size());
-      Connection c;
-      c.src = src;
-      c.dst = dst;
-      c.channel = channel;
-      conns.push_back(c);
-    }
-    return it->second;
-  }
-
   void build() {
     validate_structure(program, program.name);
     const int num_ranks = program.num_ranks;
@@ -184,11 +171,11 @@ struct CpuExecutor::Impl {
         state.num_steps = static_cast<int>(tb.steps.size());
         const int global = static_cast<int>(tbs.size());
         if (tb.send_peer >= 0) {
-          state.out_conn = connection(index, r, tb.send_peer, tb.channel);
+          state.out_conn = connection_id(index, conns, r, tb.send_peer, tb.channel);
           conns[state.out_conn].sender = global;
         }
         if (tb.recv_peer >= 0) {
-          state.in_conn = connection(index, tb.recv_peer, r, tb.channel);
+          state.in_conn = connection_id(index, conns, tb.recv_peer, r, tb.channel);
           conns[state.in_conn].receiver = global;
         }
         tbs.push_back(state);

@@ -13,7 +13,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "ccsynth/core/program.h"
 #include "ccsynth/runtime/cpu_executor.h"
@@ -54,6 +57,23 @@ using RankBases = std::array<std::byte*, 3>;
 /// or destination (`rcs`, `rrcs`) memory itself (the MPI runtime's zero-copy sends).
 void execute_slice(const Step& step, int64_t slice, const SliceShape& shape, DataType dtype,
                    ReduceOp op, const RankBases& bases, const std::byte* in, std::byte* out);
+
+/// The dense id of the connection (src, dst, channel) in `conns`, appending it (src, dst and
+/// channel set, the rest default) the first time: both runtimes pair a sending and a receiving
+/// threadblock by peer and channel, one FIFO each. `Conn` has int members src, dst and channel.
+template <class Conn>
+int connection_id(std::map<std::tuple<int, int, int>, int>& ids, std::vector<Conn>& conns, int src,
+                  int dst, int channel) {
+  auto [it, inserted] =
+      ids.emplace(std::make_tuple(src, dst, channel), static_cast<int>(conns.size()));
+  if (inserted) {
+    Conn& c = conns.emplace_back();
+    c.src = src;
+    c.dst = dst;
+    c.channel = channel;
+  }
+  return it->second;
+}
 
 /// "gpu[r]/tb[t]/step[s]": how the runtimes' messages name a step.
 std::string step_name(int rank, int tb, int step);
