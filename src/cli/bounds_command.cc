@@ -36,10 +36,7 @@ void run_bounds(const BoundsOptions& o) {
       formats::resolve_collective(o.collective, topology.num_ranks, o.chunks, o.root);
   const int64_t bytes = parse_bytes(o.size, "--size");
   const Protocol protocol = parse_protocol_flag(o.protocol);
-  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
-  sim::BoundOptions options;
-  options.alpha_factor = cost.alpha_factor;
-  options.beta_factor = cost.beta_factor;
+  const sim::BoundOptions options = sim::bound_options_for(topology, protocol);
   const sim::LowerBound b = sim::lower_bound(topology, collective, bytes, options);
   if (o.json) {
     const nlohmann::json doc = {{"format", "ccsynth-bounds"},

@@ -147,10 +147,7 @@ void run_simulate(const SimulateOptions& o) {
   options.pipelining = !o.no_pipelining;
   options.num_slices = o.slices;
   options.memory_bandwidth_gbps = o.memory_gbps;
-  const ProtocolCost& cost = sim::protocol_cost(topology, program.protocol);
-  sim::BoundOptions bound_options;
-  bound_options.alpha_factor = cost.alpha_factor;
-  bound_options.beta_factor = cost.beta_factor;
+  const sim::BoundOptions bound_options = sim::bound_options_for(topology, program.protocol);
 
   // Progress on stderr only for a terminal: large sizes can take seconds.
   const bool progress = isatty(STDERR_FILENO) && sizes.size() > 1;

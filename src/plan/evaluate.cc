@@ -22,11 +22,7 @@ namespace {
 // program). evaluate_program gives a bare program the bound the `simulate` verb gives it.
 std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collective,
                               Protocol protocol, bool routed) {
-  const ProtocolCost& cost = sim::protocol_cost(*o.topology, protocol);
-  sim::BoundOptions bound;
-  bound.host_switches = routed;  // routed sends may take the host switches
-  bound.alpha_factor = cost.alpha_factor;
-  bound.beta_factor = cost.beta_factor;
+  const sim::BoundOptions bound = sim::bound_options_for(*o.topology, protocol, routed);
   std::vector<double> out;
   for (int64_t bytes : o.sizes) {
     out.push_back(sim::lower_bound(*o.topology, collective, bytes, bound).lower_bound_us);

@@ -2,7 +2,6 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/sim/bounds.h"
-#include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
 
 namespace ccsynth::plan {
@@ -85,11 +84,7 @@ std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool r
                                             const Topology& topology, Protocol protocol,
                                             const std::vector<int64_t>& sizes,
                                             const std::vector<double>& best_us) {
-  const ProtocolCost& cost = sim::protocol_cost(topology, protocol);
-  sim::BoundOptions bound;
-  bound.alpha_factor = cost.alpha_factor;
-  bound.beta_factor = cost.beta_factor;
-  bound.host_switches = routed;
+  const sim::BoundOptions bound = sim::bound_options_for(topology, protocol, routed);
   std::vector<int64_t> out;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const double floor = sim::lower_bound(topology, collective, sizes[i], bound).lower_bound_us;

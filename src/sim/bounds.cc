@@ -12,6 +12,7 @@
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
+#include "ccsynth/sim/simulate.h"
 
 namespace ccsynth::sim {
 namespace {
@@ -442,6 +443,15 @@ Topology with_host_switches(const Topology& t) {
 }
 
 }  // namespace
+
+BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed) {
+  const ProtocolCost& cost = protocol_cost(topology, protocol);
+  BoundOptions out;
+  out.alpha_factor = cost.alpha_factor;
+  out.beta_factor = cost.beta_factor;
+  out.host_switches = routed;
+  return out;
+}
 
 LowerBound lower_bound(const Topology& given, const Collective& collective, int64_t bytes,
                        const BoundOptions& options) {

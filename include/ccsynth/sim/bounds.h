@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ccsynth/core/collective.h"
+#include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
 
 namespace ccsynth::sim {
@@ -35,6 +36,10 @@ struct LowerBound {
   double cut_us = 0.0;
   double total_traffic_us = 0.0;
 };
+
+/// The options that bound a program of `protocol` on `topology`: the protocol's alpha and beta
+/// factors (protocol_cost), and the host switches when its sends may be routed.
+BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed = false);
 
 /// Lower bound for `collective` on `topology` with `bytes` per rank (one chunk is
 /// bytes / collective.input_chunks). Throws UserError when the rank counts differ.
