@@ -64,25 +64,6 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
-// Every variant of `space` in the order instances x fusion x step / start-time order.
-std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm,
-                                                      const compiler::CompileOptions& base,
-                                                      const VariantSpace& space) {
-  std::vector<compiler::CompileOptions> out;
-  for (const int instances : space.instances) {
-    for (const bool fuse : space.fusion) {
-      for (const bool ordered : orders_for(algorithm, space)) {
-        compiler::CompileOptions options = base;
-        options.instances = instances;
-        options.fuse = fuse;
-        options.schedule_order = ordered;
-        out.push_back(options);
-      }
-    }
-  }
-  return out;
-}
-
 // One compiled variant: its simulated times and, once checked, its verdict. Only the program
 // of the variant fastest at the last size is held (they are large at thousands of ranks);
 // another one is compiled again when it has to be verified.
@@ -251,6 +232,24 @@ class VariantRace {
 
 VariantSpace single_variant(const compiler::CompileOptions& options) {
   return {{options.instances}, {options.fuse}, {options.schedule_order}};
+}
+
+std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm,
+                                                      const compiler::CompileOptions& base,
+                                                      const VariantSpace& space) {
+  std::vector<compiler::CompileOptions> out;
+  for (const int instances : space.instances) {
+    for (const bool fuse : space.fusion) {
+      for (const bool ordered : orders_for(algorithm, space)) {
+        compiler::CompileOptions options = base;
+        options.instances = instances;
+        options.fuse = fuse;
+        options.schedule_order = ordered;
+        out.push_back(options);
+      }
+    }
+  }
+  return out;
 }
 
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,

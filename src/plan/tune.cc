@@ -95,19 +95,9 @@ struct VariantJob {
 void add_variant_jobs(std::vector<VariantJob>& out, const std::string& label,
                       const Algorithm& algorithm, compiler::CompileOptions base) {
   base.name = label;
-  const bool timed = compiler::has_schedule_order(algorithm);
-  for (const int instances : {1, 2}) {
-    for (const bool fuse : {true, false}) {
-      for (const bool ordered : {false, true}) {
-        if (ordered && !timed) continue;
-        compiler::CompileOptions options = base;
-        options.instances = instances;
-        options.fuse = fuse;
-        options.schedule_order = ordered;
-        out.push_back({label, &algorithm, options});
-      }
-    }
-  }
+  const VariantSpace space{{1, 2}, {true, false}, {false, true}};
+  for (const compiler::CompileOptions& options : variant_options(algorithm, base, space))
+    out.push_back({label, &algorithm, options});
 }
 
 // Compiles and verifies every job on the request's threads; the verified programs, in job

@@ -64,6 +64,13 @@ struct VariantSpace {
 /// Exactly the compilation `options` describes.
 VariantSpace single_variant(const compiler::CompileOptions& options);
 
+/// Every variant of `space` (other options from `base`) in the order instances x fusion x step /
+/// start-time order; start-time order only for an algorithm with a schedule
+/// (compiler::has_schedule_order).
+std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm,
+                                                      const compiler::CompileOptions& base,
+                                                      const VariantSpace& space);
+
 /// Verifies `algorithm`, compiles it in every variant of `space` (other options from `base`)
 /// and simulates each program; per size the fastest correct variant wins and the program kept
 /// is the fastest at the last size (the first correct one without sizes). Only the programs
