@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/synth/combine.h"
 
@@ -115,25 +116,13 @@ class Rails {
 
 // Whether every rank reaches every other along the graph's edges (forward and backward from 0).
 bool strongly_connected(const PackGraph& g) {
-  auto reaches_all = [&g](bool backward) {
-    std::vector<bool> seen(g.num_ranks, false);
-    std::vector<int> stack = {0};
-    seen[0] = true;
-    int count = 1;
-    while (!stack.empty()) {
-      const int u = stack.back();
-      stack.pop_back();
-      for (const PackEdge& e : g.edges) {
-        const int from = backward ? e.dst : e.src, to = backward ? e.src : e.dst;
-        if (from != u || seen[to]) continue;
-        seen[to] = true;
-        ++count;
-        stack.push_back(to);
-      }
-    }
-    return count == g.num_ranks;
+  std::vector<std::vector<int>> adjacency(g.num_ranks);
+  for (const PackEdge& e : g.edges) adjacency[e.src].push_back(e.dst);
+  auto reaches_all = [](const std::vector<int>& hops) {
+    return std::none_of(hops.begin(), hops.end(), [](int h) { return h < 0; });
   };
-  return reaches_all(false) && reaches_all(true);
+  return reaches_all(bfs_hop_distances(adjacency, 0)) &&
+         reaches_all(bfs_hop_distances(reverse_adjacency(adjacency), 0));
 }
 
 // The packing graph of `t`; transposed reverses every edge but keeps its resources (an in-tree

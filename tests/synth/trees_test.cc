@@ -172,6 +172,36 @@ TEST(Trees, RailsReachTheBoundOnNdv2x4) {
   EXPECT_GT(simulated_ratio(0), 1.1);
 }
 
+// Rails that cut ranks off: three one-rank nodes joined by two switches, {0, 1} and {1, 2}.
+// Rails keep only the edges to the next node (0 -> 1, 1 -> 2), so rank 2 reaches nobody.
+TEST(Trees, RailsThatLeaveRanksUnreachableAreRejected) {
+  Topology t;
+  t.name = "three_nodes";
+  t.num_ranks = 3;
+  t.nodes = {{0}, {1}, {2}};
+  for (const std::vector<int>& ranks : {std::vector<int>{0, 1}, std::vector<int>{1, 2}}) {
+    Switch sw;
+    sw.name = "ib" + std::to_string(t.switches.size());
+    sw.ranks = ranks;
+    sw.alpha_us = 1;
+    sw.port_beta_us_per_mb = 40;
+    t.switches.push_back(sw);
+  }
+  validate(t);
+  const Collective c = make_collective(CollectiveKind::kAllGather, 3, 1);
+  TreesOptions rails;
+  rails.rails = 1;
+  try {
+    synthesize_trees(t, c, rails);
+    FAIL() << "rails left rank 2 unreachable, yet trees were made";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("unreachable"), std::string::npos) << e.what();
+  }
+  TreesOptions no_rails;
+  no_rails.rails = 0;
+  EXPECT_NO_THROW(synthesize_trees(t, c, no_rails));
+}
+
 TEST(Trees, RejectsWhatItCannotMake) {
   const Topology t = topologies::make_builtin("ring:4");
   EXPECT_THROW(synthesize_trees(t, make_collective(CollectiveKind::kAllToAll, 4, 1), {}),
