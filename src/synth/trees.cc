@@ -791,6 +791,7 @@ struct Made {
   Algorithm algorithm;
   double packed_us = 0;    // bandwidth time of the packing(s)
   double estimate_us = 0;  // list schedule makespan
+  int trees_per_root = 0;  // hierarchical: the rails'
   double bottleneck_ratio = 0;
   int max_depth = 0;
 };
@@ -816,6 +817,7 @@ class TreesBuilder {
       m.algorithm = allgather_down_trees(p, ag, LaneCounter(t_, transposed));
       if (transposed) m.algorithm = invert(m.algorithm);
       m.max_depth = p.max_depth;
+      m.trees_per_root = k;
       m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
       m.packed_us = p.bottleneck_us_per_mb * chunks_ / k * chunk_bytes_ / kBytesPerMb;  // C/k each
       return m;
@@ -842,6 +844,7 @@ class TreesBuilder {
       m.algorithm = hier_allgather_down_trees(t_, h, chunks_, k, o, chunk_bytes_, f);
       if (transposed) m.algorithm = invert(m.algorithm);
       m.packed_us = f.rail_us + f.node_us;
+      m.trees_per_root = k.rail;
       m.bottleneck_ratio = f.bottleneck_ratio;
       m.max_depth = f.max_depth;
       return m;
@@ -855,6 +858,7 @@ class TreesBuilder {
     m.algorithm.collective = c;
     m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
     m.max_depth = std::max(rs.max_depth, ag.max_depth);
+    m.trees_per_root = ag.trees_per_root;
     m.bottleneck_ratio = std::max(rs.bottleneck_ratio, ag.bottleneck_ratio);
     // The phases follow each other (no byte of a chunk can leave for the allgather before all
     // its contributions are in).
@@ -943,8 +947,8 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   const bool use_hier = hier && (!flat || hier->packed_us < flat->packed_us * 0.995);
   Made& made = use_hier ? *hier : *flat;
   r.split = use_hier ? TreesSplit::kHierarchical : TreesSplit::kFlat;
-  r.trees_per_root = use_hier ? 0 : k;
-  r.pieces = use_hier ? 0 : chunks / k;
+  r.trees_per_root = made.trees_per_root;
+  r.pieces = chunks / made.trees_per_root;
   r.bottleneck_ratio = made.bottleneck_ratio;
   r.max_depth = made.max_depth;
   r.packed_us = made.packed_us;

@@ -98,7 +98,7 @@ bool uses_rails_by_default(const Topology& topology);
 /// What synthesize_trees made, with the packing's figures for the stats.
 struct TreesResult {
   Algorithm algorithm;
-  int trees_per_root = 0;
+  int trees_per_root = 0;       // hierarchical split: of the cross-node phase
   int pieces = 0;               // chunks each tree carries (pipelined)
   bool rails = false;           // packed with PackOptions::rails
   double bottleneck_ratio = 0;  // packing bottleneck / per-rank port bound (worst phase)
