@@ -935,8 +935,10 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   if (h.applies()) {
     try {
       hier = make([&](bool transposed) { return build.hier(transposed, h); });
-    } catch (const UserError&) {
-      if (!flat) throw;  // asked for; otherwise e.g. a rail without a cross-node connection
+    } catch (const UserError& e) {
+      // Asked for: say which split failed (e.g. a rail without a cross-node connection).
+      if (!flat)
+        throw UserError("", "split", "the hierarchical split does not apply: " + e.reason());
     }
   }
   TreesResult r;
