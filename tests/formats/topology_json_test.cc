@@ -95,6 +95,15 @@ Json one_switch(const std::string& ranks, const std::string& extra = "",
 
 using testing::JsonErrorCase;
 
+// A case whose document has one host switch over ranks 0 and 1 with `extra` fields, rejected at
+// host_switches[0].`key`.
+JsonErrorCase host_switch_case(const std::string& label, const std::string& extra,
+                               const std::string& key, const std::string& reason) {
+  return JsonErrorCase{label,
+                       [extra](Json& d) { d["host_switches"] = one_switch("[0, 1]", extra, "h"); },
+                       "host_switches[0]." + key, reason};
+}
+
 class Errors : public ::testing::TestWithParam<JsonErrorCase> {};
 
 TEST_P(Errors, NameFileFieldAndReason) {
@@ -144,24 +153,12 @@ INSTANTIATE_TEST_SUITE_P(
             "port_group_not_int",
             [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [0, 0.5])"); },
             "switches[0].port_group", "not an integer port id"},
-        JsonErrorCase{"port_socket_size",
-                      [](Json& d) {
-                        d["host_switches"] =
-                            one_switch("[0, 1]", R"(, "port_socket": [0, 1, 1])", "h");
-                      },
-                      "host_switches[0].port_socket", "3 socket ids for 2 ports"},
-        JsonErrorCase{"port_socket_gap",
-                      [](Json& d) {
-                        d["host_switches"] =
-                            one_switch("[0, 1]", R"(, "port_socket": [0, 2])", "h");
-                      },
-                      "host_switches[0].port_socket", "socket id 2 is out of range"},
-        JsonErrorCase{"socket_beta_negative",
-                      [](Json& d) {
-                        d["host_switches"] =
-                            one_switch("[0, 1]", R"(, "socket_beta_us_per_mb": -1)", "h");
-                      },
-                      "host_switches[0].socket_beta_us_per_mb", "must be >= 0"},
+        host_switch_case("port_socket_size", R"(, "port_socket": [0, 1, 1])", "port_socket",
+                         "3 socket ids for 2 ports"),
+        host_switch_case("port_socket_gap", R"(, "port_socket": [0, 2])", "port_socket",
+                         "socket id 2 is out of range"),
+        host_switch_case("socket_beta_negative", R"(, "socket_beta_us_per_mb": -1)",
+                         "socket_beta_us_per_mb", "must be >= 0"),
         JsonErrorCase{
             "port_lanes_negative",
             [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_lanes": -1)"); },
