@@ -102,14 +102,18 @@ TEST(SimIntegration, DirectAllgatherOnRing16IsSeveralTimesSlower) {
   }
 }
 
-TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcie) {
+TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcieAndQpi) {
   // NCCL's p2p alltoall on a DGX-1 (direct end to end): every GPU has 3 peers without NVLink,
-  // reached over its PCIe switch's uplink, which two GPUs share (Topology::host_switches). Each
-  // uplink carries 2 x 3 blocks each way, so the alltoall takes at least 6 blocks at the
-  // uplink's bandwidth; without the host path the same sends go over NVLink paths and take
-  // less than half of that (SCCL sec. 5.5 fig. 6: SCCL's NVLink alltoall is over 6.8x faster).
+  // all on the other CPU socket, reached over its PCIe switch's uplink (two GPUs share one;
+  // Topology::host_switches) and the QPI between the sockets (Switch::port_socket). Each QPI
+  // direction carries 4 GPUs x 3 blocks, so the alltoall takes at least 12 blocks at QPI's
+  // bandwidth; without the socket link the uplinks (2 x 3 blocks each way) bound it, and without
+  // the host path the same sends go over NVLink paths and take less than half of that (SCCL sec.
+  // 5.5 fig. 6: SCCL's NVLink alltoall is over 6.8x faster).
   const Topology t = topologies::make_builtin("dgx1");
   ASSERT_EQ(t.host_switches.size(), 1u);
+  const Switch& host = t.host_switches[0];
+  ASSERT_EQ(host.num_sockets(), 2);
   EXPECT_FALSE(t.connection(0, 4).has_value());  // synthesizers do not see the host path
   const Collective c = make_collective(CollectiveKind::kAllToAll, 8);
   synth::BaselineOptions e2e;
@@ -117,13 +121,19 @@ TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcie) {
   const Program p = baseline_program(synth::BaselineKind::kDirect, c, t, e2e);
   const int64_t bytes = int64_t{64} << 20;
   const double block_mb = static_cast<double>(bytes) / 8 / kBytesPerMb;
-  const double uplink_us = 6 * block_mb * t.host_switches[0].port_beta_us_per_mb;
+  const double qpi_us = 12 * block_mb * host.socket_beta_us_per_mb;
   const double with_host = simulate(p, t, bytes).time_us;
-  EXPECT_GE(with_host, uplink_us);
-  EXPECT_LT(with_host, 1.2 * uplink_us);
+  EXPECT_GE(with_host, qpi_us);
+  EXPECT_LT(with_host, 1.2 * qpi_us);
+  Topology one_socket = t;
+  one_socket.host_switches[0].port_socket.clear();
+  const double uplink_us = 6 * block_mb * host.port_beta_us_per_mb;
+  const double pcie_only = simulate(p, one_socket, bytes).time_us;
+  EXPECT_GE(pcie_only, uplink_us);
+  EXPECT_LT(pcie_only, 1.2 * uplink_us);
   Topology nvlink_only = t;
   nvlink_only.host_switches.clear();
-  EXPECT_GT(with_host, 2 * simulate(p, nvlink_only, bytes).time_us);
+  EXPECT_GT(pcie_only, 2 * simulate(p, nvlink_only, bytes).time_us);
 }
 
 // Property: every applicable baseline on several machines, compiled, never beats the bound.
