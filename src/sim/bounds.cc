@@ -422,13 +422,14 @@ std::vector<int> parts_of(const std::vector<int>& ranks, const std::vector<int>&
   return out;
 }
 
-// The fewest transfers between different parts that move one chunk, on the quotient graph
-// (a part is one vertex; it knows what any of its ranks knows). Non-combining: one into every
-// part with a destination and no source. Combining with the same parts P contributing and
-// receiving (allreduce): 2(|P|-1), one-way gossip: before the first rank holds the full
-// reduction, each of the other |P|-1 parts' contributions has left it, and each of those parts
-// completes only by receiving a transfer sent at or after that moment (Patarasuk and Yuan's
-// allreduce bound). Other combining chunks: |parts of contributors U destinations| - 1 (they
+// The fewest transfers between different parts that move one chunk (per byte), on the
+// quotient graph: a part is one vertex that knows what any of its ranks knows, and the
+// transfers between parts, ordered by when each byte leaves, are a one-way gossip sequence.
+// Non-combining: one into every part with a destination and no source. Combining with the same
+// parts P contributing and receiving (allreduce): 2(|P|-1): up to the transfer after which a
+// first part A holds the full reduction, each of the other |P|-1 parts' contributions has left
+// it, and each of those parts completes only by receiving a later transfer (Patarasuk and
+// Yuan's allreduce bound when every rank is its own part). Other combining chunks: |parts of contributors U destinations| - 1 (they
 // must be connected by transfers).
 double transfers_between_parts(const ChunkNeed& c, const std::vector<int>& part, bool combining) {
   const std::vector<int> sources = parts_of(c.pre, part);
