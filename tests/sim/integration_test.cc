@@ -136,10 +136,33 @@ TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcieAndQpi) {
   EXPECT_GT(pcie_only, 2 * simulate(p, nvlink_only, bytes).time_us);
 }
 
+TEST(SimIntegration, NodeTrafficBoundOnNdv2x4) {
+  // 4 NDv2 nodes, one 106 us/MiB NIC port each (shared by GPUs 0 and 1). Allreduce of 1 GiB:
+  // 2(4-1) inter-node transfers per byte over 4 NIC ingress ports, 1.5x the node cut's
+  // 1024 x 106 us; plus the IB alpha and the launch overhead.
+  const Topology t = topologies::make_builtin("ndv2x4");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, 32);
+  const int64_t bytes = int64_t{1} << 30;
+  const LowerBound b = lower_bound(t, ar, bytes);
+  EXPECT_NEAR(b.node_traffic_us, 1.7 + 1.5 * 1024 * 106, 1e-6);
+  EXPECT_NEAR(b.cut_us, 1.7 + 1024 * 106, 1e-6);
+  EXPECT_NEAR(b.lower_bound_us, 6.6 + 1.7 + 1.5 * 1024 * 106, 1e-6);
+  // The ring allreduce crosses every node boundary 2(R-1)/R x L on one NIC each way.
+  const Program ring = baseline_program(synth::BaselineKind::kRing, ar, t);
+  const double ring_us = simulate(ring, t, bytes).time_us;
+  EXPECT_GE(ring_us, b.lower_bound_us);
+  EXPECT_LT(ring_us, 2.0 * b.lower_bound_us);
+  // Two nodes: the factor 2(N-1)/N is 1, the node cut bound again.
+  const Topology two = topologies::make_builtin("ndv2x2");
+  const LowerBound b2 = lower_bound(two, make_collective(CollectiveKind::kAllReduce, 16), bytes);
+  EXPECT_NEAR(b2.node_traffic_us, b2.cut_us, 1e-6);
+}
+
 // Property: every applicable baseline on several machines, compiled, never beats the bound.
 TEST(SimIntegration, BaselinesNeverBeatTheBound) {
   int checked = 0;
-  for (const char* name : {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2", "ndv4", "dgx2x2"}) {
+  for (const char* name :
+       {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2", "ndv4", "dgx2x2", "ndv2x4", "ndv4x4"}) {
     const Topology t = topologies::make_builtin(name);
     for (CollectiveKind kind :
          {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,
