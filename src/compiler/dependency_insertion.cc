@@ -92,10 +92,10 @@ Step nop() {
   return s;
 }
 
-// `local` is scratch indexed by instruction id, shared by all ranks: build_gpu sets the entries
-// of its rank's instructions (their index in `order`) before reading them.
-GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
-                     std::vector<std::vector<int>>& origins, std::vector<int>& local) {
+}  // namespace
+
+GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int>& order,
+                               std::vector<std::vector<int>>& origins, std::vector<int>& local) {
   const auto deps = rank_dependencies(l, order);
   for (size_t k = 0; k < order.size(); ++k) local[order[k]] = static_cast<int>(k);
   const auto& planned = l.threadblocks[rank];
@@ -158,9 +158,7 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
   return gpu;
 }
 
-}  // namespace
-
-Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
+Program empty_program(const Lowered& l) {
   Program p;
   const Collective& c = l.collective;
   p.collective = c.kind;
@@ -168,19 +166,17 @@ Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
   p.num_ranks = c.num_ranks;
   p.inplace = l.inplace;
   p.outofplace = !l.inplace;
+  return p;
+}
+
+void set_totals(Program& p) {
   int max_channel = 0;
-  const auto orders = l.rank_orders();
-  std::vector<int> local(l.instructions.size(), -1);
-  for (int r = 0; r < c.num_ranks; ++r) {
-    std::vector<std::vector<int>> rank_origins;
-    p.gpus.push_back(build_gpu(l, r, orders[r], rank_origins, local));
-    if (origins) origins->push_back(std::move(rank_origins));
-    const GpuProgram& g = p.gpus.back();
+  p.chunks_per_loop = Program{}.chunks_per_loop;
+  for (const GpuProgram& g : p.gpus) {
     p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});
     for (const Threadblock& tb : g.threadblocks) max_channel = std::max(max_channel, tb.channel);
   }
   p.num_channels = max_channel + 1;
-  return p;
 }
 
 }  // namespace ccsynth::compiler

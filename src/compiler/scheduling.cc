@@ -1,0 +1,166 @@
+#include "compiler/scheduling.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccsynth/compiler/instances.h"
+#include "ccsynth/core/error.h"
+#include "compiler/channel_assignment.h"
+#include "compiler/deadlock_check.h"
+#include "compiler/dependency_insertion.h"
+#include "compiler/threadblock_assignment.h"
+
+namespace ccsynth::compiler {
+
+namespace {
+
+// Decisions that remove bounded-FIFO deadlocks: receives not to fuse, connections not to pair.
+struct DeadlockFixes {
+  std::set<int> no_fuse;
+  std::set<Unpaired> unpaired;
+  int rounds = 0;
+};
+
+// Un-fuses the fused steps stuck in the deadlock (after a few rounds, every fused step of a
+// stuck threadblock); failing that, gives stuck receive connections their own threadblock.
+// Returns the ranks whose decisions changed (empty: nothing left to fix).
+std::vector<int> fix_deadlock(const Lowered& l, const Program& p, const StepOrigins& origins,
+                              const std::vector<BlockedStep>& blocked, DeadlockFixes& fixes) {
+  constexpr int kPreciseRounds = 8;
+  std::vector<int> changed;
+  const bool whole_tb = ++fixes.rounds > kPreciseRounds;
+  for (const BlockedStep& b : blocked) {
+    const auto& steps = origins[b.rank][b.threadblock];
+    for (size_t s = whole_tb ? 0 : b.step; s < (whole_tb ? steps.size() : b.step + 1); ++s) {
+      const int i = steps[s];
+      if (i >= 0 && l.instructions[i].fused_send >= 0 && fixes.no_fuse.insert(i).second) {
+        changed.push_back(b.rank);
+      }
+    }
+  }
+  if (!changed.empty()) return changed;
+  for (const BlockedStep& b : blocked) {
+    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
+    if (tb.send_peer >= 0 && tb.recv_peer >= 0 &&
+        fixes.unpaired.insert({b.rank, tb.recv_peer, tb.channel}).second) {
+      changed.push_back(b.rank);
+    }
+  }
+  return changed;
+}
+
+// Last resort against a deadlock: stuck receives that wait for another threadblock (e.g. for
+// the send that reads their in-place slot) write fresh scratch instead. Returns whether any
+// receive was added to `relocations`.
+bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& origins,
+                       const std::vector<BlockedStep>& blocked, Relocations& relocations) {
+  bool changed = false;
+  for (const BlockedStep& b : blocked) {
+    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
+    size_t s = b.step;
+    while (s < tb.steps.size() && tb.steps[s].type == StepType::kNop) ++s;  // nops wait for it
+    if (s == tb.steps.size() || tb.steps[s].dep_tb < 0 || !receives(tb.steps[s].type)) continue;
+    const Instruction& in = l.instructions[origins[b.rank][b.threadblock][s]];
+    changed |= relocations.insert({in.rank, in.key.op}).second;
+  }
+  return changed;
+}
+
+// One capacity's scheduling state: the channeled lowering, the current (fused, assigned)
+// one and its program, rescheduled rank by rank as the deadlock fixes change ranks.
+class CapacitySchedule {
+ public:
+  CapacitySchedule(const Lowered& lowered, const RankCandidates& candidates, int capacity,
+                   const CompileOptions& o)
+      : o_(o), candidates_(candidates), channeled_(lowered) {
+    assign_channels(channeled_, capacity, o.max_channels / o.instances);
+    index_ = index_ranks(channeled_);
+    current_ = channeled_;
+    const int ranks = channeled_.collective.num_ranks;
+    current_.threadblocks.assign(ranks, {});
+    program_ = empty_program(channeled_);
+    program_.gpus.resize(ranks);
+    origins_.resize(ranks);
+    local_.assign(channeled_.instructions.size(), -1);
+    for (int r = 0; r < ranks; ++r) schedule_rank(r);
+  }
+
+  // Runs the program against the FIFOs and fixes it until it runs through.
+  std::optional<Program> run(Relocations& relocations) {
+    for (;;) {
+      set_totals(program_);
+      const auto blocked = find_fifo_deadlock(program_, o_.fifo_slots, o_.instances > 1);
+      if (blocked.empty()) return replicate_instances(program_, o_.instances);
+      std::vector<int> changed = fix_deadlock(current_, program_, origins_, blocked, fixes_);
+      if (changed.empty()) {
+        if (relocate_receives(current_, program_, origins_, blocked, relocations)) {
+          return std::nullopt;
+        }
+        const BlockedStep& b = blocked.front();
+        throw UserError("", "program",
+                        "deadlocks with " + std::to_string(o_.fifo_slots) +
+                            " FIFO slots per connection (rank " + std::to_string(b.rank) +
+                            " threadblock " + std::to_string(b.threadblock) + " step " +
+                            std::to_string(b.step) + " is stuck)");
+      }
+      std::sort(changed.begin(), changed.end());
+      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+      for (const int r : changed) schedule_rank(r);
+    }
+  }
+
+ private:
+  // Pairing, fusion, threadblocks and dependencies of one rank, from its channeled state and
+  // the current fixes.
+  void schedule_rank(int r) {
+    restore_rank(r);
+    static const std::vector<FusionCandidate> kNone;
+    const std::vector<FusionCandidate>& candidates = o_.fuse ? candidates_[r] : kNone;
+    const std::vector<PlannedThreadblock> planned = pair_connections(
+        current_, r, index_, candidates, o_.max_threadblocks_per_rank / o_.instances,
+        fixes_.unpaired);
+    if (o_.fuse) {
+      fuse_instructions(current_, r, candidates, index_.transfers[r], planned, fixes_.no_fuse);
+    }
+    std::vector<int> order;
+    order.reserve(index_.instructions[r].size());
+    for (const int i : index_.instructions[r]) {
+      if (!current_.instructions[i].removed) order.push_back(i);
+    }
+    assign_threadblocks(current_, r, order, planned);
+    origins_[r].clear();
+    program_.gpus[r] = insert_dependencies(current_, r, order, origins_[r], local_);
+  }
+
+  // Undoes what fusion and threadblock assignment did to rank r: its instructions and the
+  // transfers it sends.
+  void restore_rank(int r) {
+    for (const int i : index_.instructions[r]) current_.instructions[i] = channeled_.instructions[i];
+    for (const int t : index_.transfers[r]) {
+      if (channeled_.transfers[t].src_rank == r) current_.transfers[t] = channeled_.transfers[t];
+    }
+  }
+
+  const CompileOptions& o_;
+  const RankCandidates& candidates_;
+  Lowered channeled_;  // after channel assignment; never changed again
+  RankIndex index_;    // of channeled_
+  Lowered current_;    // fused and assigned with the current fixes
+  Program program_;    // of current_, without instances
+  StepOrigins origins_;
+  DeadlockFixes fixes_;
+  std::vector<int> local_;  // insert_dependencies' scratch
+};
+
+}  // namespace
+
+std::optional<Program> schedule(const Lowered& lowered, const RankCandidates& candidates,
+                                int capacity, const CompileOptions& options,
+                                Relocations& relocations) {
+  return CapacitySchedule(lowered, candidates, capacity, options).run(relocations);
+}
+
+}  // namespace ccsynth::compiler

@@ -1,0 +1,32 @@
+#pragma once
+// Scheduling at one channel capacity (MSCCLang sec. 5.2): channel assignment, connection
+// pairing, fusion, threadblock assignment and dependency insertion, repeated with fixes until
+// the program runs with the runtime's FIFO depth (deadlock_check.h). A fix changes the
+// decisions of one rank (a receive not to fuse, a connection not to pair), and a rank's program
+// depends only on its own instructions and transfers, so each repeat schedules again only the
+// ranks the last fixes changed: the same program as scheduling every rank again, in time
+// proportional to what changed (plus one FIFO run of the whole program per repeat).
+
+#include <optional>
+#include <vector>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/core/program.h"
+#include "compiler/fusion.h"
+#include "compiler/instruction_generation.h"
+#include "compiler/lowered.h"
+
+namespace ccsynth::compiler {
+
+/// Fusion candidates per rank (find_fusion_candidates), found once per lowering.
+using RankCandidates = std::vector<std::vector<FusionCandidate>>;
+
+/// Schedules `lowered` with at most `capacity` transfers of a connection per channel, then
+/// replicates the instances. `candidates` is used only with `options.fuse`. Returns nullopt
+/// after adding receives to `relocations` (the caller lowers again); throws UserError when a
+/// deadlock cannot be fixed or a limit that more channels cannot help is exceeded.
+std::optional<Program> schedule(const Lowered& lowered, const RankCandidates& candidates,
+                                int capacity, const CompileOptions& options,
+                                Relocations& relocations);
+
+}  // namespace ccsynth::compiler
