@@ -10,7 +10,6 @@
 #include "ccsynth/core/error.h"
 #include "compiler/aggregation.h"
 #include "compiler/channel_assignment.h"
-#include "compiler/fusion.h"
 #include "compiler/gather.h"
 #include "compiler/instruction_generation.h"
 #include "compiler/limits.h"
@@ -149,13 +148,12 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
     // threadblock that also runs the paired connection (or a nop) is then over it: start a
     // little under the limit.
     const bool spills = busiest_pair_transfers(lowered) > capacities.front();
-    const RankCandidates candidates =
-        options.fuse ? find_fusion_candidates(lowered) : RankCandidates{};
+    const SchedulingIndex index = index_for_scheduling(lowered, options.fuse);
     for (size_t at = spills && capacities.size() > 1 ? 1 : 0; at < capacities.size();) {
       const int capacity = capacities[at];
       std::optional<Program> program;
       try {
-        program = schedule(lowered, candidates, capacity, options, relocations);
+        program = schedule(lowered, index, capacity, options, relocations);
       } catch (const UserError& e) {
         if (violation.empty()) throw;
         // More channels per connection cannot help any more: report both reasons.

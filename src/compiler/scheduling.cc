@@ -69,22 +69,20 @@ bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& or
   return changed;
 }
 
-// One capacity's scheduling state: the channeled lowering, the current (fused, assigned)
-// one and its program, rescheduled rank by rank as the deadlock fixes change ranks.
+// One capacity's scheduling state: the current (channeled, fused, assigned) lowering and its
+// program, rescheduled rank by rank as the deadlock fixes change ranks.
 class CapacitySchedule {
  public:
-  CapacitySchedule(const Lowered& lowered, const RankCandidates& candidates, int capacity,
+  CapacitySchedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
                    const CompileOptions& o)
-      : o_(o), candidates_(candidates), channeled_(lowered) {
-    assign_channels(channeled_, capacity, o.max_channels / o.instances);
-    index_ = index_ranks(channeled_);
-    current_ = channeled_;
-    const int ranks = channeled_.collective.num_ranks;
+      : o_(o), lowered_(lowered), index_(index), current_(lowered) {
+    assign_channels(current_, capacity, o.max_channels / o.instances);
+    const int ranks = current_.collective.num_ranks;
     current_.threadblocks.assign(ranks, {});
-    program_ = empty_program(channeled_);
+    program_ = empty_program(current_);
     program_.gpus.resize(ranks);
     origins_.resize(ranks);
-    local_.assign(channeled_.instructions.size(), -1);
+    local_.assign(current_.instructions.size(), -1);
     for (int r = 0; r < ranks; ++r) schedule_rank(r);
   }
 
@@ -118,16 +116,17 @@ class CapacitySchedule {
   void schedule_rank(int r) {
     restore_rank(r);
     static const std::vector<FusionCandidate> kNone;
-    const std::vector<FusionCandidate>& candidates = o_.fuse ? candidates_[r] : kNone;
-    const std::vector<PlannedThreadblock> planned = pair_connections(
-        current_, r, index_, candidates, o_.max_threadblocks_per_rank / o_.instances,
-        fixes_.unpaired);
+    const std::vector<FusionCandidate>& candidates = o_.fuse ? index_.candidates[r] : kNone;
+    const RankIndex& ranks = index_.ranks;
+    const std::vector<PlannedThreadblock> planned =
+        pair_connections(current_, r, ranks, candidates,
+                         o_.max_threadblocks_per_rank / o_.instances, fixes_.unpaired);
     if (o_.fuse) {
-      fuse_instructions(current_, r, candidates, index_.transfers[r], planned, fixes_.no_fuse);
+      fuse_instructions(current_, r, candidates, ranks.transfers[r], planned, fixes_.no_fuse);
     }
     std::vector<int> order;
-    order.reserve(index_.instructions[r].size());
-    for (const int i : index_.instructions[r]) {
+    order.reserve(ranks.instructions[r].size());
+    for (const int i : ranks.instructions[r]) {
       if (!current_.instructions[i].removed) order.push_back(i);
     }
     assign_threadblocks(current_, r, order, planned);
@@ -135,21 +134,24 @@ class CapacitySchedule {
     program_.gpus[r] = insert_dependencies(current_, r, order, origins_[r], local_);
   }
 
-  // Undoes what fusion and threadblock assignment did to rank r: its instructions and the
-  // transfers it sends.
+  // Undoes what fusion and threadblock assignment did to rank r: its instructions, and the
+  // senders of the transfers it sends (channel assignment changed none of them).
   void restore_rank(int r) {
-    for (const int i : index_.instructions[r]) current_.instructions[i] = channeled_.instructions[i];
-    for (const int t : index_.transfers[r]) {
-      if (channeled_.transfers[t].src_rank == r) current_.transfers[t] = channeled_.transfers[t];
+    for (const int i : index_.ranks.instructions[r]) {
+      current_.instructions[i] = lowered_.instructions[i];
+    }
+    for (const int t : index_.ranks.transfers[r]) {
+      if (lowered_.transfers[t].src_rank == r) {
+        current_.transfers[t].sender = lowered_.transfers[t].sender;
+      }
     }
   }
 
   const CompileOptions& o_;
-  const RankCandidates& candidates_;
-  Lowered channeled_;  // after channel assignment; never changed again
-  RankIndex index_;    // of channeled_
-  Lowered current_;    // fused and assigned with the current fixes
-  Program program_;    // of current_, without instances
+  const Lowered& lowered_;
+  const SchedulingIndex& index_;  // of lowered_
+  Lowered current_;               // channeled, fused and assigned with the current fixes
+  Program program_;               // of current_, without instances
   StepOrigins origins_;
   DeadlockFixes fixes_;
   std::vector<int> local_;  // insert_dependencies' scratch
@@ -157,10 +159,16 @@ class CapacitySchedule {
 
 }  // namespace
 
-std::optional<Program> schedule(const Lowered& lowered, const RankCandidates& candidates,
-                                int capacity, const CompileOptions& options,
-                                Relocations& relocations) {
-  return CapacitySchedule(lowered, candidates, capacity, options).run(relocations);
+SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse) {
+  SchedulingIndex index;
+  index.ranks = index_ranks(lowered);
+  if (fuse) index.candidates = find_fusion_candidates(lowered);
+  return index;
+}
+
+std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+                                const CompileOptions& options, Relocations& relocations) {
+  return CapacitySchedule(lowered, index, capacity, options).run(relocations);
 }
 
 }  // namespace ccsynth::compiler

@@ -18,15 +18,21 @@
 
 namespace ccsynth::compiler {
 
-/// Fusion candidates per rank (find_fusion_candidates), found once per lowering.
-using RankCandidates = std::vector<std::vector<FusionCandidate>>;
+/// What scheduling needs of a lowering at every channel capacity, found once (neither
+/// depends on the channels): the rank index and, with fusion, every rank's fusion candidates.
+struct SchedulingIndex {
+  RankIndex ranks;
+  std::vector<std::vector<FusionCandidate>> candidates;  // per rank; empty without fusion
+};
 
-/// Schedules `lowered` with at most `capacity` transfers of a connection per channel, then
-/// replicates the instances. `candidates` is used only with `options.fuse`. Returns nullopt
-/// after adding receives to `relocations` (the caller lowers again); throws UserError when a
-/// deadlock cannot be fixed or a limit that more channels cannot help is exceeded.
-std::optional<Program> schedule(const Lowered& lowered, const RankCandidates& candidates,
-                                int capacity, const CompileOptions& options,
-                                Relocations& relocations);
+/// Indexes `lowered` for schedule().
+SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse);
+
+/// Schedules `lowered` (indexed in `index`) with at most `capacity` transfers of a connection
+/// per channel, then replicates the instances. Returns nullopt after adding receives to
+/// `relocations` (the caller lowers again); throws UserError when a deadlock cannot be fixed
+/// or a limit that more channels cannot help is exceeded.
+std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+                                const CompileOptions& options, Relocations& relocations);
 
 }  // namespace ccsynth::compiler
