@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "ccsynth/core/error.h"
 
@@ -27,10 +27,12 @@ int64_t slot_key(BufferRef ref) {
 std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
   std::unordered_map<int64_t, SlotState> slots;
   std::vector<std::vector<int>> deps(order.size());
+  std::vector<int> found;
+  std::vector<std::pair<int, int>> latest;  // (tb, its latest instruction) of one instruction
   for (size_t k = 0; k < order.size(); ++k) {
     const int i = order[k];
     const Instruction& in = l.instructions[i];
-    std::vector<int> found;
+    found.clear();
     auto each = [&](BufferRef start, auto&& f) {
       for (int j = 0; j < in.count; ++j) f(slots[slot_key({start.buffer, start.index + j})]);
     };
@@ -59,16 +61,20 @@ std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vec
         s.readers.clear();
       });
     }
-    // Keep the latest instruction of every other threadblock.
-    std::map<int, int> latest;  // tb -> instruction
+    // Keep the latest instruction of every other threadblock, in threadblock order.
+    latest.clear();
     for (int d : found) {
       const Instruction& di = l.instructions[d];
       if (di.threadblock == in.threadblock) continue;
-      auto it = latest.find(di.threadblock);
-      if (it == latest.end() || l.instructions[it->second].key < di.key) {
-        latest[di.threadblock] = d;
+      auto it = std::find_if(latest.begin(), latest.end(),
+                             [&](const auto& e) { return e.first == di.threadblock; });
+      if (it == latest.end()) {
+        latest.emplace_back(di.threadblock, d);
+      } else if (l.instructions[it->second].key < di.key) {
+        it->second = d;
       }
     }
+    std::sort(latest.begin(), latest.end());
     for (const auto& [tb, d] : latest) deps[k].push_back(d);
   }
   return deps;

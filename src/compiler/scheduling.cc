@@ -1,6 +1,10 @@
 #include "compiler/scheduling.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <numeric>
 #include <set>
 #include <string>
 #include <utility>
@@ -74,8 +78,8 @@ bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& or
 class CapacitySchedule {
  public:
   CapacitySchedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
-                   const CompileOptions& o)
-      : o_(o), lowered_(lowered), index_(index), current_(lowered) {
+                   const CompileOptions& o, Rescheduling rescheduling)
+      : o_(o), rescheduling_(rescheduling), lowered_(lowered), index_(index), current_(lowered) {
     assign_channels(current_, capacity, o.max_channels / o.instances);
     const int ranks = current_.collective.num_ranks;
     current_.threadblocks.assign(ranks, {});
@@ -83,7 +87,7 @@ class CapacitySchedule {
     program_.gpus.resize(ranks);
     origins_.resize(ranks);
     local_.assign(current_.instructions.size(), -1);
-    for (int r = 0; r < ranks; ++r) schedule_rank(r);
+    for (int r = 0; r < ranks; ++r) schedule_rank(r, false);
   }
 
   // Runs the program against the FIFOs and fixes it until it runs through.
@@ -104,17 +108,21 @@ class CapacitySchedule {
                             " threadblock " + std::to_string(b.threadblock) + " step " +
                             std::to_string(b.step) + " is stuck)");
       }
+      if (rescheduling_ == Rescheduling::kEveryRank) {
+        changed.resize(current_.collective.num_ranks);
+        std::iota(changed.begin(), changed.end(), 0);
+      }
       std::sort(changed.begin(), changed.end());
       changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-      for (const int r : changed) schedule_rank(r);
+      for (const int r : changed) schedule_rank(r, true);
     }
   }
 
  private:
-  // Pairing, fusion, threadblocks and dependencies of one rank, from its channeled state and
-  // the current fixes.
-  void schedule_rank(int r) {
-    restore_rank(r);
+  // Pairing, fusion, threadblocks and dependencies of one rank, with the current fixes; `again`
+  // when the rank was scheduled before (its instructions are first restored).
+  void schedule_rank(int r, bool again) {
+    if (again) restore_rank(r);
     static const std::vector<FusionCandidate> kNone;
     const std::vector<FusionCandidate>& candidates = o_.fuse ? index_.candidates[r] : kNone;
     const RankIndex& ranks = index_.ranks;
@@ -148,6 +156,7 @@ class CapacitySchedule {
   }
 
   const CompileOptions& o_;
+  Rescheduling rescheduling_;
   const Lowered& lowered_;
   const SchedulingIndex& index_;  // of lowered_
   Lowered current_;               // channeled, fused and assigned with the current fixes
@@ -167,8 +176,9 @@ SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse) {
 }
 
 std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
-                                const CompileOptions& options, Relocations& relocations) {
-  return CapacitySchedule(lowered, index, capacity, options).run(relocations);
+                                const CompileOptions& options, Relocations& relocations,
+                                Rescheduling rescheduling) {
+  return CapacitySchedule(lowered, index, capacity, options, rescheduling).run(relocations);
 }
 
 }  // namespace ccsynth::compiler

@@ -28,11 +28,16 @@ struct SchedulingIndex {
 /// Indexes `lowered` for schedule().
 SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse);
 
+/// Which ranks a deadlock-fix round schedules again: those the fixes changed (the compiler's
+/// way), or every rank (the reference the tests compare it with; same program, slower).
+enum class Rescheduling { kChangedRanks, kEveryRank };
+
 /// Schedules `lowered` (indexed in `index`) with at most `capacity` transfers of a connection
 /// per channel, then replicates the instances. Returns nullopt after adding receives to
 /// `relocations` (the caller lowers again); throws UserError when a deadlock cannot be fixed
 /// or a limit that more channels cannot help is exceeded.
 std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
-                                const CompileOptions& options, Relocations& relocations);
+                                const CompileOptions& options, Relocations& relocations,
+                                Rescheduling rescheduling = Rescheduling::kChangedRanks);
 
 }  // namespace ccsynth::compiler
