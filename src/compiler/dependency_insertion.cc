@@ -1,8 +1,8 @@
 #include "compiler/dependency_insertion.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <unordered_map>
 #include <utility>
 
 #include "ccsynth/core/error.h"
@@ -16,16 +16,40 @@ struct SlotState {
   std::vector<int> readers;  // since the last write
 };
 
-// A buffer slot as one hashable number.
-int64_t slot_key(BufferRef ref) {
-  return (static_cast<int64_t>(ref.buffer) << 32) | static_cast<uint32_t>(ref.index);
-}
+// Dense numbers for the buffer slots that a rank's instructions touch: the buffers one after
+// the other, each as long as the highest index touched in it.
+class SlotNumbers {
+ public:
+  SlotNumbers(const Lowered& l, const std::vector<int>& order) {
+    std::array<int, 3> length{};  // per buffer
+    auto touch = [&](BufferRef start, int count) {
+      CCSYNTH_CHECK(start.index >= 0) << "instruction reads or writes a negative slot";
+      int& n = length[static_cast<int>(start.buffer)];
+      n = std::max(n, start.index + count);
+    };
+    for (const int i : order) {
+      const Instruction& in = l.instructions[i];
+      if (reads_src(in.type)) touch(in.src, in.count);
+      if (writes_dst(in.type) || in.type == StepType::kReduce) touch(in.dst, in.count);
+    }
+    offset_ = {0, length[0], length[0] + length[1]};
+    size_ = length[0] + length[1] + length[2];
+  }
+
+  int operator()(BufferRef ref) const { return offset_[static_cast<int>(ref.buffer)] + ref.index; }
+  int size() const { return size_; }
+
+ private:
+  std::array<int, 3> offset_{};
+  int size_ = 0;
+};
 
 // Dependencies of every instruction of one rank (instruction ids, at most one per other
 // threadblock: its latest), from read/write sets walked in the global order; deps[k] belongs to
 // order[k].
 std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
-  std::unordered_map<int64_t, SlotState> slots;
+  const SlotNumbers number(l, order);
+  std::vector<SlotState> slots(number.size());
   std::vector<std::vector<int>> deps(order.size());
   std::vector<int> found;
   std::vector<std::pair<int, int>> latest;  // (tb, its latest instruction) of one instruction
@@ -34,7 +58,7 @@ std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vec
     const Instruction& in = l.instructions[i];
     found.clear();
     auto each = [&](BufferRef start, auto&& f) {
-      for (int j = 0; j < in.count; ++j) f(slots[slot_key({start.buffer, start.index + j})]);
+      for (int j = 0; j < in.count; ++j) f(slots[number({start.buffer, start.index + j})]);
     };
     const bool reads = reads_src(in.type);
     const bool writes = writes_dst(in.type);
