@@ -1,0 +1,201 @@
+// One evaluation for several protocols (EvaluateOptions::protocols): each variant compiled once
+// and simulated in every protocol gives exactly what evaluating the protocols one after the
+// other gave (the nccl reference's loop before issues 15/16).
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ccsynth/compiler/compile.h"
+#include "ccsynth/core/error.h"
+#include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/plan/evaluate.h"
+#include "ccsynth/plan/reference.h"
+#include "ccsynth/topologies/library.h"
+#include "ccsynth/verify/verify_program.h"
+
+namespace ccsynth::plan {
+namespace {
+
+constexpr int64_t kKiB = 1024;
+constexpr int64_t kMiB = 1024 * kKiB;
+
+// Folds `e` into `best` as the per-protocol loop did: per size the strictly faster, and e's
+// program when it is strictly faster at best's last size.
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
+  if (!best || (!best->ok() && e.ok())) {
+    best = std::move(e);
+    return;
+  }
+  if (!e.ok() || e.results.empty()) return;
+  std::vector<SizedResult> results = best->results;
+  for (const SizedResult& r : e.results) {
+    for (SizedResult& kept : results) {
+      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
+    }
+  }
+  const bool faster_at_last = !best->results.empty() &&
+                              e.results.back().bytes == best->results.back().bytes &&
+                              e.results.back().time_us < best->results.back().time_us;
+  if (faster_at_last) best = std::move(e);
+  best->results = std::move(results);
+}
+
+// evaluate_nccl as it was: one evaluate_variants call per candidate and protocol, each
+// compiling every variant again, at the sizes where the protocol can still win.
+std::optional<Evaluated> nccl_protocol_by_protocol(const Collective& collective,
+                                                   const Topology& topology,
+                                                   const VariantSpace& space,
+                                                   const EvaluateOptions& options) {
+  std::optional<Evaluated> best;
+  for (const NcclCandidate& candidate : reference_nccl(collective, topology)) {
+    for (const Protocol protocol : kNcclProtocols) {
+      compiler::CompileOptions compile;
+      compile.name = "nccl_" + candidate.algo;
+      compile.protocol = protocol;
+      std::vector<double> best_us;
+      if (best && best->ok() && best->results.size() == options.sizes.size())
+        for (const SizedResult& r : best->results) best_us.push_back(r.time_us);
+      EvaluateOptions some = options;
+      some.sizes = sizes_protocol_can_win(candidate.algorithm.collective,
+                                          candidate.algorithm.routed, topology, protocol,
+                                          options.sizes, best_us);
+      if (some.sizes.empty()) continue;
+      keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
+    }
+  }
+  return best;
+}
+
+void expect_same(const Evaluated& now, const Evaluated& before, const std::string& name) {
+  ASSERT_TRUE(now.ok()) << name;
+  ASSERT_TRUE(before.ok()) << name;
+  ASSERT_EQ(now.results.size(), before.results.size()) << name;
+  for (size_t i = 0; i < now.results.size(); ++i) {
+    const SizedResult& a = now.results[i];
+    const SizedResult& b = before.results[i];
+    const std::string at = name + " at " + std::to_string(a.bytes);
+    EXPECT_EQ(a.bytes, b.bytes) << at;
+    EXPECT_EQ(a.time_us, b.time_us) << at;  // bit for bit: the same simulation
+    EXPECT_EQ(a.lower_bound_us, b.lower_bound_us) << at;
+    EXPECT_EQ(a.protocol, b.protocol) << at;
+    EXPECT_EQ(a.instances, b.instances) << at;
+    EXPECT_EQ(a.fused, b.fused) << at;
+    EXPECT_EQ(a.schedule_order, b.schedule_order) << at;
+  }
+  EXPECT_EQ(now.options.name, before.options.name) << name;
+  EXPECT_EQ(now.options.protocol, before.options.protocol) << name;
+  EXPECT_EQ(now.program.protocol, now.options.protocol) << name;
+  EXPECT_EQ(formats::write_msccl_xml(now.program), formats::write_msccl_xml(before.program))
+      << name;
+}
+
+struct Case {
+  std::string topology;
+  CollectiveKind kind;
+};
+
+// The one-call reference equals the per-protocol loop: time, variant and protocol per size,
+// and the program kept, on a point-to-point machine, a cluster ring and a cluster with NCCL's
+// double binary tree (allreduce on two nodes: ring and dbt race).
+TEST(ProtocolRace, NcclReferenceMatchesTheProtocolByProtocolLoop) {
+  const std::vector<Case> cases = {{"dgx1", CollectiveKind::kAllReduce},
+                                   {"ndv2x2", CollectiveKind::kAllGather},
+                                   {"ndv2x2", CollectiveKind::kAllReduce},
+                                   {"ndv4x2", CollectiveKind::kAllReduce}};
+  VariantSpace space;
+  space.instances = {1, 2};
+  for (const Case& c : cases) {
+    const Topology t = topologies::make_builtin(c.topology);
+    const Collective collective = make_collective(c.kind, t.num_ranks);
+    EvaluateOptions eo;
+    eo.topology = &t;
+    eo.sizes = {kKiB, 64 * kKiB, kMiB, 16 * kMiB, 256 * kMiB};
+    const std::optional<Evaluated> now = evaluate_nccl(collective, t, {}, space, eo);
+    const std::optional<Evaluated> before = nccl_protocol_by_protocol(collective, t, space, eo);
+    ASSERT_TRUE(now && before) << c.topology;
+    expect_same(*now, *before, c.topology + " " + to_string(c.kind));
+  }
+}
+
+// The protocols NCCL picks do differ with the size (else the comparison above would not test
+// the pairing of protocol and size): LL at 1 KB, Simple at 256 MB on the DGX-1.
+TEST(ProtocolRace, TheWinningProtocolChangesWithTheSize) {
+  const Topology t = topologies::make_builtin("dgx1");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kKiB, 256 * kMiB};
+  const std::optional<Evaluated> nccl = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
+  ASSERT_TRUE(nccl && nccl->ok());
+  ASSERT_EQ(nccl->results.size(), 2u);
+  EXPECT_NE(nccl->results[0].protocol, Protocol::kSimple);
+  EXPECT_EQ(nccl->results[1].protocol, Protocol::kSimple);
+  EXPECT_EQ(nccl->program.protocol, Protocol::kSimple);
+}
+
+// A wrong program (the fused one, with a corrupted receive) that simulates fastest in every
+// protocol gives way, in every protocol, to the next correct variant; the pairs it kept from
+// being simulated are simulated then. Same outcome as one protocol at a time.
+TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
+  const Topology t = topologies::make_builtin("dgx1");
+  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
+  const std::vector<NcclCandidate> nccl = reference_nccl(ag, t);
+  ASSERT_EQ(nccl.size(), 1u);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kKiB, 64 * kMiB};
+  int corrupted = 0;
+  eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
+    Program p = compiler::compile(a, o);
+    if (!o.fuse) return p;
+    for (Step& s : p.gpus[0].threadblocks[0].steps) {
+      if (!receives(s.type) || s.dst_buffer != Buffer::kOutput) continue;
+      s.dst_offset = (s.dst_offset + 1) % p.gpus[0].output_chunks;  // same time, wrong data
+      ++corrupted;
+      break;
+    }
+    return p;
+  };
+  EvaluateOptions all = eo;
+  all.protocols = kNcclProtocols;
+  const Evaluated now = evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, all);
+  EXPECT_GT(corrupted, 0);
+  ASSERT_TRUE(now.ok());
+  EXPECT_FALSE(now.options.fuse);
+  EXPECT_TRUE(verify::verify_program(now.program).ok());
+  std::optional<Evaluated> before;
+  for (const Protocol protocol : kNcclProtocols) {
+    compiler::CompileOptions compile;
+    compile.protocol = protocol;
+    keep_faster(before, evaluate_variants(nccl[0].algorithm, compile, VariantSpace{}, eo));
+  }
+  ASSERT_TRUE(before);
+  expect_same(now, *before, "dgx1 allgather, fused corrupted");
+  for (const SizedResult& r : now.results) EXPECT_FALSE(r.fused) << r.bytes;
+}
+
+// Where no protocol's bound can beat the time to beat, nothing is simulated and that size has
+// no result; a time to beat per size is required.
+TEST(ProtocolRace, ASizeNothingCanBeatHasNoResult) {
+  const Topology t = topologies::make_builtin("dgx1");
+  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
+  const std::vector<NcclCandidate> nccl = reference_nccl(ag, t);
+  ASSERT_EQ(nccl.size(), 1u);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kKiB, 64 * kMiB};
+  eo.protocols = kNcclProtocols;
+  eo.time_to_beat = {1e9, 1e-3};  // anything beats the first, nothing the second
+  const Evaluated e = evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, eo);
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e.results.size(), 1u);
+  EXPECT_EQ(e.results[0].bytes, kKiB);
+  eo.time_to_beat = {1.0};
+  EXPECT_THROW(evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, eo), UserError);
+}
+
+}  // namespace
+}  // namespace ccsynth::plan
