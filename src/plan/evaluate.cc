@@ -119,7 +119,8 @@ class VariantRace {
         protocols_(std::move(protocols)),
         bounds_(std::move(bounds)),
         variant_count_(variant_count),
-        best_us_(o.sizes.size(), kPruned) {}
+        best_us_(o.sizes.size(), kPruned),
+        dropped_(protocols_.size()) {}
 
   // Compiles variant `index` (in the first protocol; the others only relabel the program), from
   // `lowering` when given, and simulates it in every protocol; false when it is over the
@@ -144,18 +145,20 @@ class VariantRace {
       v.protocol = p;
       v.position = p * variant_count_ + index;
       program.protocol = protocols_[p];
+      variants_.push_back(std::move(v));
+      const size_t at = variants_.size() - 1;
       if (o_.sizes.empty()) {
         // Nothing to race on: the first correct variant is the one kept.
-        v.report = verify_compiled(program, checked_.algorithm, options, o_);
-      } else if (p > 0 && variants_[first].rejected()) {
-        v.report = variants_[first].report;  // wrong in every protocol
-        v.results = simulate_sizes(program, v.options, o_, bounds_[p],
-                                   std::vector<bool>(o_.sizes.size(), true));
-      } else {
-        simulate_or_reject(v, program, losing_sizes(p));
+        variants_[at].report = verify_compiled(program, checked_.algorithm, options, o_);
+        continue;
       }
-      variants_.push_back(std::move(v));
-      note_best(variants_.back());
+      variants_[at].report = variants_[first].report;  // the verdict so far, for every protocol
+      if (variants_[at].rejected() || dropped_[p]) {
+        variants_[at].results = unsimulated();
+      } else {
+        simulate_or_reject(at, program, losing_sizes(p));
+      }
+      note_best(variants_[at]);
     }
     bool better = false;
     for (size_t at = first; at < variants_.size(); ++at) {
@@ -235,16 +238,17 @@ class VariantRace {
 
   void note_best(const Variant& v) {
     for (size_t size = 0; size < o_.sizes.size(); ++size) {
-      if (!v.rejected() && !v.pruned(size))
+      if (!v.rejected() && !dropped_[v.protocol] && !v.pruned(size))
         best_us_[size] = std::min(best_us_[size], v.results[size].time_us);
     }
   }
 
-  // Simulates `v` at every size but the `skip` ones (kept as they were; kPruned the first
-  // time). A program the simulator rejects (e.g. one that deadlocks) must be wrong: it is
+  // Simulates pair `at` at every size but the `skip` ones (kept as they were; kPruned the
+  // first time). A program the simulator rejects (e.g. one that deadlocks) must be wrong: it is
   // verified at once, and when the verifier finds nothing wrong, the simulator's complaint
-  // stands.
-  void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
+  // stands: the pair's protocol is dropped (evaluated on its own, it would have failed).
+  void simulate_or_reject(size_t at, const Program& program, const std::vector<bool>& skip) {
+    Variant& v = variants_[at];
     try {
       std::vector<SizedResult> times =
           simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip);
@@ -254,10 +258,37 @@ class VariantRace {
       }
       for (size_t size = 0; size < skip.size(); ++size)
         if (!skip[size]) v.results[size] = times[size];
-    } catch (const UserError&) {
-      v.report = verify_compiled(program, checked_.algorithm, v.options, o_);
-      if (v.ok()) throw;
+    } catch (const UserError& e) {
+      if (v.results.empty()) v.results = unsimulated();
+      if (!v.report) {
+        v.report = verify_compiled(program, checked_.algorithm, v.options, o_);
+        share_report(at);
+      }
+      if (v.ok()) drop(v.protocol, e);
     }
+  }
+
+  // Results of a pair simulated nowhere.
+  std::vector<SizedResult> unsimulated() const {
+    std::vector<SizedResult> out(o_.sizes.size());
+    for (size_t size = 0; size < out.size(); ++size) {
+      out[size].bytes = o_.sizes[size];
+      out[size].time_us = kPruned;
+    }
+    return out;
+  }
+
+  // Leaves protocol `p` out of the race (the simulator refused a correct program in it, e.g.
+  // over its step-instance cap); rethrows `e` when no protocol is left.
+  void drop(size_t p, const UserError& e) {
+    dropped_[p] = e;
+    if (std::all_of(dropped_.begin(), dropped_.end(), [](const auto& d) { return d.has_value(); }))
+      throw e;
+  }
+
+  // Whether pair `at` is out of the race: wrong, or in a dropped protocol.
+  bool out_of_race(size_t at) const {
+    return variants_[at].rejected() || dropped_[variants_[at].protocol];
   }
 
   // Verifies the fastest pair at every size until each is correct or none is left.
@@ -281,13 +312,13 @@ class VariantRace {
     for (size_t i = 0; i < variants_.size(); ++i) {
       std::vector<bool> skip(o_.sizes.size(), true);
       for (size_t size = 0; size < o_.sizes.size(); ++size) {
-        if (variants_[i].rejected() || !variants_[i].pruned(size)) continue;
+        if (out_of_race(i) || !variants_[i].pruned(size)) continue;
         const int w = winner(size);
         skip[size] = !can_win_at(variants_[i].protocol, size,
                                  w < 0 ? kPruned : variants_[w].results[size].time_us);
       }
       if (std::all_of(skip.begin(), skip.end(), [](bool s) { return s; })) continue;
-      simulate_or_reject(variants_[i], program_of(i), skip);
+      simulate_or_reject(i, program_of(i), skip);
       if (variants_[i].rejected()) share_report(i);
       any = true;
     }
@@ -313,7 +344,7 @@ class VariantRace {
   int winner(size_t size) const {
     int best = -1;
     for (size_t i = 0; i < variants_.size(); ++i) {
-      if (variants_[i].rejected()) continue;
+      if (out_of_race(i)) continue;
       if (o_.sizes.empty()) return static_cast<int>(i);
       if (variants_[i].pruned(size)) continue;
       if (best < 0 || faster(variants_[i], variants_[best], size)) best = static_cast<int>(i);
@@ -355,6 +386,7 @@ class VariantRace {
   const size_t variant_count_;
   std::vector<Variant> variants_;
   std::vector<double> best_us_;  // per size the best time simulated so far (kPruned: none)
+  std::vector<std::optional<UserError>> dropped_;  // per protocol, why it left the race
   std::optional<size_t> held_;
   Program held_program_;
   std::optional<UserError> last_failure_;

@@ -59,9 +59,9 @@ std::optional<Evaluated> nccl_protocol_by_protocol(const Collective& collective,
       if (best && best->ok() && best->results.size() == options.sizes.size())
         for (const SizedResult& r : best->results) best_us.push_back(r.time_us);
       EvaluateOptions some = options;
-      some.sizes = sizes_protocol_can_win(candidate.algorithm.collective,
-                                          candidate.algorithm.routed, topology, protocol,
-                                          options.sizes, best_us);
+      some.sizes =
+          sizes_protocol_can_win(candidate.algorithm.collective, candidate.algorithm.routed,
+                                 topology, protocol, options.sizes, best_us);
       if (some.sizes.empty()) continue;
       keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
     }
