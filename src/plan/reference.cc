@@ -27,27 +27,6 @@ std::optional<Algorithm> pipelined(synth::BaselineKind kind, const Collective& c
   }
 }
 
-// Folds `e` into `best`, matching results by size (`e` may cover only some of best's sizes):
-// per size the faster; the program of `e` when it is faster at best's last size.
-void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
-  if (!best || (!best->ok() && e.ok())) {
-    best = std::move(e);
-    return;
-  }
-  if (!e.ok() || e.results.empty()) return;
-  std::vector<SizedResult> results = best->results;
-  for (const SizedResult& r : e.results) {
-    for (SizedResult& kept : results) {
-      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
-    }
-  }
-  const bool faster_at_last = !best->results.empty() &&
-                              e.results.back().bytes == best->results.back().bytes &&
-                              e.results.back().time_us < best->results.back().time_us;
-  if (faster_at_last) best = std::move(e);
-  best->results = std::move(results);
-}
-
 // Whether `algorithm` can beat `o.time_to_beat` at one of `o.sizes` in one of `o.protocols`.
 bool any_protocol_can_win(const Algorithm& algorithm, const Topology& topology,
                           const EvaluateOptions& o) {
@@ -89,6 +68,25 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
     case CK::kCustom: break;
   }
   return out;
+}
+
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
+  if (!best || (!best->ok() && e.ok())) {
+    best = std::move(e);
+    return;
+  }
+  if (!e.ok() || e.results.empty()) return;
+  std::vector<SizedResult> results = best->results;
+  for (const SizedResult& r : e.results) {
+    for (SizedResult& kept : results) {
+      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
+    }
+  }
+  const bool faster_at_last = !best->results.empty() &&
+                              e.results.back().bytes == best->results.back().bytes &&
+                              e.results.back().time_us < best->results.back().time_us;
+  if (faster_at_last) best = std::move(e);
+  best->results = std::move(results);
 }
 
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,

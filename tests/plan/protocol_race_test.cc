@@ -22,27 +22,6 @@ namespace {
 constexpr int64_t kKiB = 1024;
 constexpr int64_t kMiB = 1024 * kKiB;
 
-// Folds `e` into `best` as the per-protocol loop did: per size the strictly faster, and e's
-// program when it is strictly faster at best's last size.
-void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
-  if (!best || (!best->ok() && e.ok())) {
-    best = std::move(e);
-    return;
-  }
-  if (!e.ok() || e.results.empty()) return;
-  std::vector<SizedResult> results = best->results;
-  for (const SizedResult& r : e.results) {
-    for (SizedResult& kept : results) {
-      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
-    }
-  }
-  const bool faster_at_last = !best->results.empty() &&
-                              e.results.back().bytes == best->results.back().bytes &&
-                              e.results.back().time_us < best->results.back().time_us;
-  if (faster_at_last) best = std::move(e);
-  best->results = std::move(results);
-}
-
 // evaluate_nccl as it was: one evaluate_variants call per candidate and protocol, each
 // compiling every variant again, at the sizes where the protocol can still win.
 std::optional<Evaluated> nccl_protocol_by_protocol(const Collective& collective,
@@ -90,6 +69,21 @@ void expect_same(const Evaluated& now, const Evaluated& before, const std::strin
   EXPECT_EQ(now.program.protocol, now.options.protocol) << name;
   EXPECT_EQ(formats::write_msccl_xml(now.program), formats::write_msccl_xml(before.program))
       << name;
+}
+
+// NCCL's allgather ring on `t`.
+Algorithm nccl_allgather_ring(const Topology& t) {
+  const std::vector<NcclCandidate> nccl =
+      reference_nccl(make_collective(CollectiveKind::kAllGather, t.num_ranks), t);
+  EXPECT_EQ(nccl.size(), 1u);
+  return nccl.at(0).algorithm;
+}
+
+EvaluateOptions small_and_large(const Topology& t) {
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kKiB, 64 * kMiB};
+  return eo;
 }
 
 struct Case {
@@ -141,12 +135,8 @@ TEST(ProtocolRace, TheWinningProtocolChangesWithTheSize) {
 // being simulated are simulated then. Same outcome as one protocol at a time.
 TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
   const Topology t = topologies::make_builtin("dgx1");
-  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
-  const std::vector<NcclCandidate> nccl = reference_nccl(ag, t);
-  ASSERT_EQ(nccl.size(), 1u);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {kKiB, 64 * kMiB};
+  const Algorithm ring = nccl_allgather_ring(t);
+  EvaluateOptions eo = small_and_large(t);
   int corrupted = 0;
   eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
     Program p = compiler::compile(a, o);
@@ -161,7 +151,7 @@ TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
   };
   EvaluateOptions all = eo;
   all.protocols = kNcclProtocols;
-  const Evaluated now = evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, all);
+  const Evaluated now = evaluate_variants(ring, {}, VariantSpace{}, all);
   EXPECT_GT(corrupted, 0);
   ASSERT_TRUE(now.ok());
   EXPECT_FALSE(now.options.fuse);
@@ -170,7 +160,7 @@ TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
   for (const Protocol protocol : kNcclProtocols) {
     compiler::CompileOptions compile;
     compile.protocol = protocol;
-    keep_faster(before, evaluate_variants(nccl[0].algorithm, compile, VariantSpace{}, eo));
+    keep_faster(before, evaluate_variants(ring, compile, VariantSpace{}, eo));
   }
   ASSERT_TRUE(before);
   expect_same(now, *before, "dgx1 allgather, fused corrupted");
@@ -181,20 +171,16 @@ TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
 // no result; a time to beat per size is required.
 TEST(ProtocolRace, ASizeNothingCanBeatHasNoResult) {
   const Topology t = topologies::make_builtin("dgx1");
-  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
-  const std::vector<NcclCandidate> nccl = reference_nccl(ag, t);
-  ASSERT_EQ(nccl.size(), 1u);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {kKiB, 64 * kMiB};
+  const Algorithm ring = nccl_allgather_ring(t);
+  EvaluateOptions eo = small_and_large(t);
   eo.protocols = kNcclProtocols;
   eo.time_to_beat = {1e9, 1e-3};  // anything beats the first, nothing the second
-  const Evaluated e = evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, eo);
+  const Evaluated e = evaluate_variants(ring, {}, VariantSpace{}, eo);
   ASSERT_TRUE(e.ok());
   ASSERT_EQ(e.results.size(), 1u);
   EXPECT_EQ(e.results[0].bytes, kKiB);
   eo.time_to_beat = {1.0};
-  EXPECT_THROW(evaluate_variants(nccl[0].algorithm, {}, VariantSpace{}, eo), UserError);
+  EXPECT_THROW(evaluate_variants(ring, {}, VariantSpace{}, eo), UserError);
 }
 
 }  // namespace

@@ -47,6 +47,11 @@ struct NcclCandidate {
 /// where none applies (custom collectives, no ring or chain through all ranks).
 std::vector<NcclCandidate> reference_nccl(const Collective& collective, const Topology& topology);
 
+/// Folds `e` into `best`, matching results by size (`e` may cover only some of best's sizes):
+/// per size the faster (best's on a tie); the program of `e` when it is faster at best's last
+/// size. `e` replaces a `best` that is missing or wrong.
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e);
+
 /// Evaluates every reference_nccl() candidate (compiled as `base` with its name set to
 /// "nccl_<algo>", in every variant of `space`, each compiled once and simulated in each of
 /// `protocols`: one evaluate_variants call per candidate, EvaluateOptions::protocols) and keeps
