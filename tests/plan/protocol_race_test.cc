@@ -15,6 +15,7 @@
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_program.h"
+#include "faulty_compile.h"
 
 namespace ccsynth::plan {
 namespace {
@@ -138,17 +139,7 @@ TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
   const Algorithm ring = nccl_allgather_ring(t);
   EvaluateOptions eo = small_and_large(t);
   int corrupted = 0;
-  eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
-    Program p = compiler::compile(a, o);
-    if (!o.fuse) return p;
-    for (Step& s : p.gpus[0].threadblocks[0].steps) {
-      if (!receives(s.type) || s.dst_buffer != Buffer::kOutput) continue;
-      s.dst_offset = (s.dst_offset + 1) % p.gpus[0].output_chunks;  // same time, wrong data
-      ++corrupted;
-      break;
-    }
-    return p;
-  };
+  eo.compile = testing::corrupting_fused_compiler(corrupted);
   EvaluateOptions all = eo;
   all.protocols = kNcclProtocols;
   const Evaluated now = evaluate_variants(ring, {}, VariantSpace{}, all);
