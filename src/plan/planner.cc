@@ -1,10 +1,12 @@
 #include "ccsynth/plan/planner.h"
 
 #include <chrono>
+#include <exception>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/timing.h"
 #include "ccsynth/plan/reference.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
@@ -18,16 +20,34 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
 }
 
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when
-// asked for, the nccl reference on the same sizes.
+// asked for, the nccl reference on the same sizes; the two run at once when memory allows
+// (concurrent_evaluations). The reference is kept only beside a correct program.
 void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request,
                    const compiler::CompileOptions& options) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
-  if (!request.compare_with_nccl || !out.program->ok()) return;
-  out.nccl = evaluate_nccl(algorithm.collective, request.topology, options,
+  evaluate.threads = request.threads;
+  const size_t jobs = request.compare_with_nccl ? 2 : 1;
+  const int threads = concurrent_evaluations(request.threads, jobs, algorithm.ops.size());
+  std::optional<Evaluated> nccl;
+  std::exception_ptr nccl_error;  // rethrown only beside a correct program
+  parallel_for(threads, jobs, [&](size_t job) {
+    if (job == 0) {
+      out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
+      return;
+    }
+    if (threads == 1 && !out.program->ok()) return;  // nothing to compare with
+    try {
+      nccl = evaluate_nccl(algorithm.collective, request.topology, options,
                            nccl_variants(request.variants), evaluate);
+    } catch (...) {
+      nccl_error = std::current_exception();
+    }
+  });
+  if (!out.program->ok()) return;
+  if (nccl_error) std::rethrow_exception(nccl_error);
+  out.nccl = std::move(nccl);
 }
 
 }  // namespace

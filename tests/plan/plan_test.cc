@@ -16,9 +16,11 @@
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
+#include "ccsynth/synth/tacos.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "plan/parallel.h"
 
 namespace ccsynth::plan {
 namespace {
@@ -119,6 +121,82 @@ TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
     EXPECT_FALSE(best.results[i].fused) << eo.sizes[i];
     EXPECT_DOUBLE_EQ(best.results[i].time_us, plain.results[i].time_us) << eo.sizes[i];
   }
+}
+
+// A TACOS allgather: timed, so its variants are fusion x step / start-time order (2 lowerings).
+Algorithm tacos_allgather(const Topology& t) {
+  return synth::synthesize_tacos(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, 1))
+      .algorithm;
+}
+
+// The lowerings run at once, in any order: the kept variant, its program and every size's
+// result are those of the one-at-a-time run.
+TEST(Evaluate, TheOutcomeDoesNotDependOnTheThreadCount) {
+  const Topology t = topologies::make_builtin("torus2d:4x4");
+  const Algorithm a = tacos_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
+  eo.threads = 1;
+  const Evaluated one = evaluate_variants(a, {}, {}, eo);
+  ASSERT_TRUE(one.ok());
+  for (const int threads : {2, 4}) {
+    eo.threads = threads;
+    const Evaluated many = evaluate_variants(a, {}, {}, eo);
+    ASSERT_TRUE(many.ok()) << threads;
+    EXPECT_EQ(many.program, one.program) << threads;
+    EXPECT_EQ(many.options.fuse, one.options.fuse) << threads;
+    EXPECT_EQ(many.options.schedule_order, one.options.schedule_order) << threads;
+    ASSERT_EQ(many.results.size(), one.results.size());
+    for (size_t i = 0; i < one.results.size(); ++i) {
+      EXPECT_EQ(many.results[i].time_us, one.results[i].time_us) << threads << " " << i;
+      EXPECT_EQ(many.results[i].fused, one.results[i].fused) << threads << " " << i;
+      EXPECT_EQ(many.results[i].schedule_order, one.results[i].schedule_order);
+    }
+    EXPECT_EQ(many.algorithm, a);
+  }
+}
+
+// Each of the four variants is compiled once, simulated at most once per size, and only the
+// kept one is verified (one size: one winner).
+TEST(Evaluate, EachVariantIsCompiledOnceAndOnlyTheKeptOneVerified) {
+  const Topology t = topologies::make_builtin("torus2d:4x4");
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kMiB};
+  for (const int threads : {1, 2}) {
+    eo.threads = threads;
+    const Evaluated e = evaluate_variants(tacos_allgather(t), {}, {}, eo);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e.stages.compilations, 4) << threads;
+    EXPECT_GE(e.stages.simulations, 1) << threads;
+    EXPECT_LE(e.stages.simulations, 4) << threads;
+    EXPECT_EQ(e.stages.program_verifications, 1) << threads;
+  }
+}
+
+// The pool runs every index once and rethrows the error of the lowest failing index.
+TEST(Parallel, RunsEveryJobOnceAndRethrowsTheFirstError) {
+  for (const int threads : {1, 3}) {
+    std::vector<int> runs(50, 0);
+    parallel_for(threads, runs.size(), [&](size_t i) { ++runs[i]; });
+    EXPECT_EQ(std::count(runs.begin(), runs.end(), 1), 50) << threads;
+    try {
+      parallel_for(threads, 10, [](size_t i) {
+        if (i == 3 || i == 7) throw UserError("", "job", std::to_string(i));
+      });
+      ADD_FAILURE() << "no error rethrown";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find('3'), std::string::npos) << e.what();
+    }
+  }
+}
+
+// At thousands of ranks the evaluations run one at a time (memory), at small sizes as many as
+// asked for and there are jobs.
+TEST(Evaluate, ConcurrencyIsCappedByJobsAndMemory) {
+  EXPECT_EQ(concurrent_evaluations(4, 2, 1000), 2);
+  EXPECT_EQ(concurrent_evaluations(1, 4, 1000), 1);
+  EXPECT_EQ(concurrent_evaluations(8, 8, 16'773'120), 1);  // mesh2d:64x64 allgather
+  EXPECT_GE(concurrent_evaluations(0, 1, 10), 1);
 }
 
 TEST(Evaluate, WithoutATopologyOnlyVerifies) {
@@ -329,6 +407,28 @@ TEST(Planner, SynthesizesVerifiesSimulatesAndComparesWithNccl) {
   EXPECT_TRUE(verify::verify_program(back).ok());
   // A 2-step TACOS allgather beats the 7-step rings at 4 KB.
   EXPECT_LT(r.program->results[0].time_us, r.nccl->results[0].time_us);
+}
+
+// The algorithm's lowerings and the nccl reference run at once: same XML and same results.
+TEST(Planner, TheOutputDoesNotDependOnTheThreadCount) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("mesh2d:4x4");
+  request.method = "tacos";
+  request.sizes = {64 * 1024, kMiB};
+  request.threads = 1;
+  const PlanResult one = plan(request);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(one.nccl);
+  request.threads = 3;
+  const PlanResult many = plan(request);
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many.xml(), one.xml());
+  ASSERT_TRUE(many.nccl);
+  ASSERT_EQ(many.nccl->results.size(), one.nccl->results.size());
+  for (size_t i = 0; i < one.nccl->results.size(); ++i) {
+    EXPECT_EQ(many.nccl->results[i].time_us, one.nccl->results[i].time_us) << i;
+    EXPECT_EQ(many.program->results[i].time_us, one.program->results[i].time_us) << i;
+  }
 }
 
 TEST(Planner, ReportsAMethodThatFindsNothing) {
