@@ -2,6 +2,9 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/timing.h"
@@ -17,6 +20,14 @@ constexpr int64_t kDefaultBytes = int64_t{1} << 20;
 std::vector<int64_t> sizes_of(const PlanRequest& request) {
   if (!request.sizes.empty()) return request.sizes;
   return {request.synth.bytes.value_or(kDefaultBytes)};
+}
+
+// Tells the request's progress callback how often each stage ran for `what`.
+void report_stages(const PlanRequest& request, const std::string& what, const Evaluated& e) {
+  if (!request.synth.progress) return;
+  request.synth.progress(
+      fmt::format("plan: {}: {} compilation(s), {} simulation(s), {} program verification(s)", what,
+                  e.stages.compilations, e.stages.simulations, e.stages.program_verifications));
 }
 
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when
@@ -45,9 +56,11 @@ void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanReques
       nccl_error = std::current_exception();
     }
   });
+  report_stages(request, "program", *out.program);
   if (!out.program->ok()) return;
   if (nccl_error) std::rethrow_exception(nccl_error);
   out.nccl = std::move(nccl);
+  if (out.nccl) report_stages(request, "nccl reference", *out.nccl);
 }
 
 }  // namespace
