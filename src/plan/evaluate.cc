@@ -33,6 +33,12 @@ constexpr double kBoundSlack = 1e-9;
 constexpr double kBytesPerOpInFlight = 1000;
 constexpr double kConcurrentBytes = 4.0 * (int64_t{1} << 30);
 
+// How many evaluations of an algorithm of `ops` ops fit in memory at once (at least 1).
+size_t evaluations_in_memory(size_t ops) {
+  const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
+  return static_cast<size_t>(std::max(1.0, kConcurrentBytes / per_job));
+}
+
 // The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
 // factors, which the simulation applies too, and on whether sends may be routed, not on the
 // program). evaluate_program gives a bare program the bound the `simulate` verb gives it.
@@ -115,7 +121,8 @@ struct Variant {
 class VariantRace {
  public:
   VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<double> bounds)
-      : algorithm_(algorithm),
+      : hold_programs_(evaluations_in_memory(algorithm.ops.size()) > 1),
+        algorithm_(algorithm),
         o_(o),
         bounds_(std::move(bounds)),
         best_us_(o.sizes.size(), kPruned) {}
@@ -150,8 +157,9 @@ class VariantRace {
       if (!variants_[at].rejected() && !variants_[at].pruned(size))
         best_us_[size] = std::min(best_us_[size], variants_[at].results[size].time_us);
     }
-    if (!held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_))
-      hold(at, std::move(program));
+    const bool better =
+        !held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_);
+    if (better && hold_programs_) hold(at, std::move(program));
     return true;
   }
 
@@ -185,8 +193,10 @@ class VariantRace {
   Evaluated finish(Evaluated&& checked) {
     std::sort(variants_.begin(), variants_.end(),
               [](const Variant& a, const Variant& b) { return a.position < b.position; });
-    held_.reset();  // indices moved: the held program is found again by its position
-    for (size_t i = 0; i < variants_.size(); ++i) {
+    // Indices moved: the held program, if any, is found again by its position.
+    const bool holding = held_.has_value();
+    held_.reset();
+    for (size_t i = 0; holding && i < variants_.size(); ++i) {
       if (variants_[i].position == held_position_) held_ = i;
     }
     do verify_winners();
@@ -326,6 +336,9 @@ class VariantRace {
     return verify_compiled(program, algorithm_, options, o_);
   }
 
+  // Whether the best program so far is held while the next variant compiles; not when two
+  // would not fit in memory (thousands of ranks): the winner is compiled again at the end.
+  const bool hold_programs_;
   const Algorithm& algorithm_;
   const EvaluateOptions& o_;
   const std::vector<double> bounds_;
@@ -396,8 +409,7 @@ std::vector<std::vector<size_t>> lowering_groups(
 
 int concurrent_evaluations(int threads, size_t jobs, size_t ops) {
   const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
-  const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
-  const auto fit = static_cast<size_t>(std::max(1.0, kConcurrentBytes / per_job));
+  const size_t fit = evaluations_in_memory(ops);
   return static_cast<int>(std::max<size_t>(1, std::min({jobs, wanted, fit})));
 }
 
