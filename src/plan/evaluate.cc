@@ -157,8 +157,7 @@ class VariantRace {
       if (!variants_[at].rejected() && !variants_[at].pruned(size))
         best_us_[size] = std::min(best_us_[size], variants_[at].results[size].time_us);
     }
-    const bool better =
-        !held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_);
+    const bool better = !held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_);
     if (better && hold_programs_) hold(at, std::move(program));
     return true;
   }
