@@ -208,7 +208,7 @@ class VariantRace {
     out.options = variants_[kept].options;
     out.program_report = *variants_[kept].report;
     out.compiled = true;
-    out.stages = {compilations_, simulations_, verifications_};
+    out.stages = {compilations_, failures_, simulations_, verifications_};
     if (last < 0) return out;  // no correct variant: no results
     for (size_t size = 0; size < o_.sizes.size(); ++size)
       out.results.push_back(variants_[winner(size)].results[size]);
@@ -217,6 +217,7 @@ class VariantRace {
 
  private:
   void fail(size_t attempt, const UserError& e) {
+    ++failures_;
     const std::lock_guard<std::mutex> lock(mutex_);
     if (last_failure_ && failed_attempt_ > attempt) return;
     last_failure_ = e;
@@ -352,6 +353,7 @@ class VariantRace {
   std::atomic<int> simulations_{0};
   std::atomic<int> compilations_{0};
   std::atomic<int> verifications_{0};
+  std::atomic<int> failures_{0};
 };
 
 }  // namespace

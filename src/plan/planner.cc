@@ -26,8 +26,10 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
 void report_stages(const PlanRequest& request, const std::string& what, const Evaluated& e) {
   if (!request.synth.progress) return;
   request.synth.progress(
-      fmt::format("plan: {}: {} compilation(s), {} simulation(s), {} program verification(s)", what,
-                  e.stages.compilations, e.stages.simulations, e.stages.program_verifications));
+      fmt::format("plan: {}: {} compilation(s) ({} more over the runtime limits), {} "
+                  "simulation(s), {} program verification(s)",
+                  what, e.stages.compilations, e.stages.over_limits, e.stages.simulations,
+                  e.stages.program_verifications));
 }
 
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when

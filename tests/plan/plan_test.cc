@@ -167,6 +167,7 @@ TEST(Evaluate, EachVariantIsCompiledOnceAndOnlyTheKeptOneVerified) {
     const Evaluated e = evaluate_variants(tacos_allgather(t), {}, {}, eo);
     ASSERT_TRUE(e.ok());
     EXPECT_EQ(e.stages.compilations, 4) << threads;
+    EXPECT_EQ(e.stages.over_limits, 0) << threads;
     EXPECT_GE(e.stages.simulations, 1) << threads;
     EXPECT_LE(e.stages.simulations, 4) << threads;
     EXPECT_EQ(e.stages.program_verifications, 1) << threads;

@@ -31,7 +31,8 @@ struct SizedResult {
 
 /// How often each stage ran in one evaluation (a simulation at each size counts once).
 struct StageCounts {
-  int compilations = 0;
+  int compilations = 0;  // those that succeeded
+  int over_limits = 0;   // compilations or lowerings that failed (UserError: runtime limits)
   int simulations = 0;
   int program_verifications = 0;
 };
