@@ -169,16 +169,14 @@ class VariantRace {
            std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.ok(); });
   }
 
-  // The lowering shared by the variants that differ from `options` only in fusion, or nullopt
-  // when it fails (recorded as a failure) or a test's compiler replaces the compiler.
-  std::optional<compiler::Lowering> lower(const compiler::CompileOptions& options, size_t attempt) {
-    if (o_.compile) return std::nullopt;
-    try {
-      return compiler::Lowering(algorithm_, options);
-    } catch (const UserError& e) {
-      fail(attempt, e);
-      return std::nullopt;
-    }
+  // Records that variant `attempt` could not be compiled (over the runtime limits): the last
+  // such error in the order is the one reported when no variant compiles.
+  void fail(size_t attempt, const UserError& e) {
+    ++failures_;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (last_failure_ && failed_attempt_ > attempt) return;
+    last_failure_ = e;
+    failed_attempt_ = attempt;
   }
 
   bool empty() const { return variants_.empty(); }
@@ -216,14 +214,6 @@ class VariantRace {
   }
 
  private:
-  void fail(size_t attempt, const UserError& e) {
-    ++failures_;
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (last_failure_ && failed_attempt_ > attempt) return;
-    last_failure_ = e;
-    failed_attempt_ = attempt;
-  }
-
   // The sizes at which `v`'s bound is above the best time simulated so far (it loses there).
   std::vector<bool> losing_sizes(const Variant& v) const {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -382,6 +372,12 @@ std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm
 
 namespace {
 
+// Whether two variants start from one lowering (they differ at most in fusion), as
+// compiler::Lowering::matches tells for variants of one base.
+bool same_lowering(const compiler::CompileOptions& a, const compiler::CompileOptions& b) {
+  return a.instances == b.instances && a.schedule_order == b.schedule_order;
+}
+
 // The variants of `space` (indices into variant_options) grouped by the lowering they share
 // (same instances and order; they differ in fusion), groups in the order of their first variant.
 std::vector<std::vector<size_t>> lowering_groups(
@@ -392,15 +388,14 @@ std::vector<std::vector<size_t>> lowering_groups(
     return {all};
   }
   std::vector<std::vector<size_t>> groups;
-  std::vector<std::pair<int, bool>> keys;
   for (size_t k = 0; k < variants.size(); ++k) {
-    const std::pair<int, bool> key(variants[k].instances, variants[k].schedule_order);
-    const auto at = std::find(keys.begin(), keys.end(), key);
-    if (at == keys.end()) {
-      keys.push_back(key);
+    const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& members) {
+      return same_lowering(variants[members.front()], variants[k]);
+    });
+    if (group == groups.end()) {
       groups.push_back({k});
     } else {
-      groups[at - keys.begin()].push_back(k);
+      group->push_back(k);
     }
   }
   return groups;
@@ -446,13 +441,24 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
                           ? 1
                           : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size());
   parallel_for(threads, groups.size(), [&](size_t g) {
-    std::optional<compiler::Lowering> lowering;
+    std::optional<compiler::Lowering> lowering;  // none with a test's compiler
+    std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
     for (const size_t k : groups[g]) {
       if (race.settled()) return;
       const compiler::CompileOptions& options = variants[k];
-      if (!lowering || !lowering->matches(options)) {
+      if (failed && same_lowering(failed->first, options)) {
+        race.fail(k, failed->second);  // compiling would lower again and fail alike
+        continue;
+      }
+      if (!o.compile && (!lowering || !lowering->matches(options))) {
         lowering.reset();
-        lowering = race.lower(options, k);
+        try {
+          lowering.emplace(algorithm, options);
+        } catch (const UserError& e) {
+          failed.emplace(options, e);
+          race.fail(k, e);
+          continue;
+        }
       }
       race.add(options, k, k, lowering ? &*lowering : nullptr);
     }
