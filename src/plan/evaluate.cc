@@ -27,9 +27,10 @@ namespace {
 constexpr double kPruned = std::numeric_limits<double>::infinity();
 // A bound above the best time by more than this share (rounding in the bound's sum) is a loss.
 constexpr double kBoundSlack = 1e-9;
-// Memory one evaluation (lowering, compilation, simulation) holds at its peak per op of the
-// algorithm, measured on the 32x32 mesh (docs/compiler.md), and what concurrent evaluations may
-// hold together: at thousands of ranks they run one at a time.
+// Memory one more evaluation (lowering, compilation, simulation) adds at its peak per op of the
+// algorithm (a second one at once added 0.6-1.3 KB per op on the 32x32 mesh, torus3d:8x8x8 and
+// rfs:8x8x8; docs/compiler.md), and what concurrent evaluations may hold together: at
+// thousands of ranks they run one at a time.
 constexpr double kBytesPerOpInFlight = 1000;
 constexpr double kConcurrentBytes = 4.0 * (int64_t{1} << 30);
 
