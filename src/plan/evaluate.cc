@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -11,6 +12,7 @@
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/timing.h"
 #include "ccsynth/plan/tune.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
@@ -99,6 +101,19 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Adds the seconds from its construction to its destruction to `total`.
+class StageTimer {
+ public:
+  explicit StageTimer(std::atomic<double>& total) : total_(total) {}
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+  ~StageTimer() { total_ += seconds_since(started_); }
+
+ private:
+  std::atomic<double>& total_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
 // One compiled variant: its simulated times and, once checked, its verdict. Only the program
 // of the variant fastest at the last size is held (they are large at thousands of ranks);
 // another one is compiled again when it has to be verified.
@@ -134,8 +149,13 @@ class VariantRace {
            const compiler::Lowering* lowering) {
     Program program;
     try {
-      program = lowering != nullptr ? compiler::compile(*lowering, options) : compile(options);
-      if (lowering != nullptr) ++compilations_;
+      if (lowering != nullptr) {
+        const StageTimer timer(compile_s_);
+        program = compiler::compile(*lowering, options);
+        ++compilations_;
+      } else {
+        program = compile(options);
+      }
     } catch (const UserError& e) {
       fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
@@ -180,6 +200,8 @@ class VariantRace {
     failed_attempt_ = attempt;
   }
 
+  void count_lowering(double seconds) { lowering_s_ += seconds; }
+
   bool empty() const { return variants_.empty(); }
   const std::optional<UserError>& last_failure() const { return last_failure_; }
 
@@ -207,7 +229,8 @@ class VariantRace {
     out.options = variants_[kept].options;
     out.program_report = *variants_[kept].report;
     out.compiled = true;
-    out.stages = {compilations_, failures_, simulations_, verifications_};
+    out.stages = {compilations_, failures_,  simulations_, verifications_,
+                  lowering_s_,   compile_s_, simulate_s_,  verify_s_};
     if (last < 0) return out;  // no correct variant: no results
     for (size_t size = 0; size < o_.sizes.size(); ++size)
       out.results.push_back(variants_[winner(size)].results[size]);
@@ -229,6 +252,7 @@ class VariantRace {
   // wrong, the simulator's complaint stands.
   void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
     try {
+      const StageTimer timer(simulate_s_);
       v.results = simulate_sizes(program, v.options, o_, bounds_, skip);
       simulations_ += static_cast<int>(o_.sizes.size()) -
                       static_cast<int>(std::count(skip.begin(), skip.end(), true));
@@ -303,6 +327,7 @@ class VariantRace {
   }
 
   Program compile(const compiler::CompileOptions& options) {
+    const StageTimer timer(compile_s_);
     ++compilations_;
     return o_.compile ? o_.compile(algorithm_, options) : compiler::compile(algorithm_, options);
   }
@@ -323,6 +348,7 @@ class VariantRace {
 
   verify::VerifyReport verify_counted(const Program& program,
                                       const compiler::CompileOptions& options) {
+    const StageTimer timer(verify_s_);
     ++verifications_;
     return verify_compiled(program, algorithm_, options, o_);
   }
@@ -345,6 +371,10 @@ class VariantRace {
   std::atomic<int> compilations_{0};
   std::atomic<int> verifications_{0};
   std::atomic<int> failures_{0};
+  std::atomic<double> lowering_s_{0};
+  std::atomic<double> compile_s_{0};
+  std::atomic<double> simulate_s_{0};
+  std::atomic<double> verify_s_{0};
 };
 
 }  // namespace
@@ -453,9 +483,12 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
       }
       if (!o.compile && (!lowering || !lowering->matches(options))) {
         lowering.reset();
+        const auto started = std::chrono::steady_clock::now();
         try {
           lowering.emplace(algorithm, options);
+          race.count_lowering(seconds_since(started));
         } catch (const UserError& e) {
+          race.count_lowering(seconds_since(started));
           failed.emplace(options, e);
           race.fail(k, e);
           continue;

@@ -25,11 +25,13 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
 // Tells the request's progress callback how often each stage ran for `what`.
 void report_stages(const PlanRequest& request, const std::string& what, const Evaluated& e) {
   if (!request.synth.progress) return;
-  request.synth.progress(
-      fmt::format("plan: {}: {} compilation(s) ({} more over the runtime limits), {} "
-                  "simulation(s), {} program verification(s)",
-                  what, e.stages.compilations, e.stages.over_limits, e.stages.simulations,
-                  e.stages.program_verifications));
+  const StageCounts& c = e.stages;
+  request.synth.progress(fmt::format(
+      "plan: {}: {} compilation(s) ({} more over the runtime limits), {} simulation(s), {} "
+      "program verification(s); seconds over all threads: lowering {:.1f}, compiling {:.1f}, "
+      "simulating {:.1f}, verifying {:.1f}",
+      what, c.compilations, c.over_limits, c.simulations, c.program_verifications,
+      c.lowering_seconds, c.compile_seconds, c.simulate_seconds, c.verify_seconds));
 }
 
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when

@@ -35,6 +35,11 @@ struct StageCounts {
   int over_limits = 0;   // compilations or lowerings that failed (UserError: runtime limits)
   int simulations = 0;
   int program_verifications = 0;
+  // Seconds each stage took, summed over the threads that ran it (failed attempts included).
+  double lowering_seconds = 0;
+  double compile_seconds = 0;
+  double simulate_seconds = 0;
+  double verify_seconds = 0;
 };
 
 /// An algorithm carried through verification, compilation and simulation.
