@@ -13,10 +13,12 @@
 // paper's sketch, sccl, tacos, the baselines) or a DSL example program (examples/dsl/), and
 // evaluated with the same compiled variants; the fastest variant per size is kept for each.
 //
-//   fidelity_bench [--quick] [--paper NAME] [--time-limit SEC] [--list] [--markdown]
+//   fidelity_bench [--quick] [--paper NAME] [--rows 22,23] [--time-limit SEC] [--list]
+//                  [--markdown]
 //
 // --quick runs the cheaper subset (no 128-256 rank cases, fewer syntheses); --paper keeps the
-// rows of one paper (TACCL, SCCL, TACOS, MSCCLang); --time-limit is the TACCL / SCCL solver
+// rows of one paper (TACCL, SCCL, TACOS, MSCCLang); --rows keeps the rows of those numbers
+// (docs/fidelity.md's #, 1-based; numbers are kept in the output); --time-limit is the TACCL / SCCL solver
 // limit per stage (default 3 s; SCCL gets 10x); --list prints the rows without running them;
 // --markdown prints docs/fidelity.md's table instead of CSV.
 // The last line is a summary: rows, rows within 30%, percentage. Progress goes to stderr.
@@ -31,6 +33,7 @@
 #include <cstdlib>
 #include <exception>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -455,6 +458,25 @@ void run_job(Job& job, double time_limit) {
                job.error.empty() ? "" : "  ERROR: ", job.error.c_str());
 }
 
+/// The row numbers of a `--rows` list ("22,23,30"); nullopt when an entry is not a number in
+/// 1..count.
+std::optional<std::set<size_t>> parse_rows(const std::string& list, size_t count) {
+  std::set<size_t> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    char* rest = nullptr;
+    const long n = std::strtol(item.c_str(), &rest, 10);
+    if (item.empty() || *rest != '\0' || n < 1 || static_cast<size_t>(n) > count) {
+      return std::nullopt;
+    }
+    out.insert(static_cast<size_t>(n));
+    start = end + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -463,6 +485,7 @@ int main(int argc, char** argv) {
   bool markdown = false;
   double time_limit = 3.0;
   std::string only;
+  std::string row_list;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
@@ -473,18 +496,36 @@ int main(int argc, char** argv) {
       markdown = true;
     } else if (arg == "--paper" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--rows" && i + 1 < argc) {
+      row_list = argv[++i];
     } else if (arg == "--time-limit" && i + 1 < argc) {
       time_limit = std::atof(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: fidelity_bench [--quick] [--paper NAME] [--time-limit SEC] [--list] "
-                   "[--markdown]\n");
+                   "usage: fidelity_bench [--quick] [--paper NAME] [--rows 22,23] "
+                   "[--time-limit SEC] [--list] [--markdown]\n");
+      return 2;
+    }
+  }
+  const std::vector<Row> all_rows = rows();
+  std::optional<std::set<size_t>> wanted;
+  if (!row_list.empty()) {
+    wanted = parse_rows(row_list, all_rows.size());
+    if (!wanted) {
+      std::fprintf(stderr, "fidelity_bench: --rows '%s': expected row numbers 1-%zu, e.g. 22,23\n",
+                   row_list.c_str(), all_rows.size());
       return 2;
     }
   }
   std::vector<Row> selected;
-  for (const Row& r : rows()) {
-    if ((!quick || r.quick) && (only.empty() || r.paper == only)) selected.push_back(r);
+  std::vector<size_t> numbers;  // each selected row's number in rows(), 1-based
+  for (size_t i = 0; i < all_rows.size(); ++i) {
+    const Row& r = all_rows[i];
+    if ((!quick || r.quick) && (only.empty() || r.paper == only) &&
+        (!wanted || wanted->count(i + 1))) {
+      selected.push_back(r);
+      numbers.push_back(i + 1);
+    }
   }
   // One plan() per (method, collective, topology), at every size its rows need.
   std::map<std::string, Job> jobs;
@@ -530,10 +571,10 @@ int main(int argc, char** argv) {
     within += ok ? 1 : 0;
     const std::string size = format_bytes(r.bytes);
     if (markdown) {
-      std::printf("| %zu | %s | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %s |\n", i + 1,
-                  r.paper.c_str(), r.figure.c_str(), r.collective.c_str(), r.topology.c_str(),
-                  size.c_str(), a.method.label.c_str(), b.method.label.c_str(), r.paper_ratio, sim,
-                  quotient, ok ? "yes" : "no");
+      std::printf("| %zu | %s | %s | %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %s |\n",
+                  numbers[i], r.paper.c_str(), r.figure.c_str(), r.collective.c_str(),
+                  r.topology.c_str(), size.c_str(), a.method.label.c_str(), b.method.label.c_str(),
+                  r.paper_ratio, sim, quotient, ok ? "yes" : "no");
     } else {
       std::printf("%s,%s,%s,%s,%s,%s,%s,%.3f,%.3f,%.3f,%s\n", r.paper.c_str(), r.figure.c_str(),
                   r.collective.c_str(), r.topology.c_str(), size.c_str(), a.method.label.c_str(),

@@ -4,12 +4,16 @@
 // in the variants `synth` evaluates it in)
 // and the growth exponent k of each stage (time ~ transfers^k) between successive cases.
 //
-//   pipeline_bench [METHOD:COLLECTIVE:TOPOLOGY...]
+//   pipeline_bench [--compile-only] [METHOD:COLLECTIVE:TOPOLOGY...]
 //
+// --compile-only stops after the compilation (synthesis, verify_algorithm, compile), to profile
+// the compiler at scale.
 // Without arguments: tacos allgather on mesh2d:8x8, 16x16 and 32x32. Prints CSV, one line per
 // case and stage: case,ranks,ops,steps,stage,cpu_s,exponent,detail (exponent against the
-// previous case; detail: XML bytes for the writers, lower-bound ratio for the simulation).
+// previous case; detail: XML bytes for the writers, lower-bound ratio for the simulation,
+// channels and the longest threadblock for the compilation).
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <iostream>
@@ -57,6 +61,15 @@ struct Case {
   std::vector<Stage> stages;
 };
 
+// Steps of the program's longest threadblock.
+size_t longest_threadblock(const Program& program) {
+  size_t longest = 0;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) longest = std::max(longest, tb.steps.size());
+  }
+  return longest;
+}
+
 template <typename F>
 auto timed(Case& c, const std::string& name, F&& f) {
   const double start = cpu_seconds();
@@ -65,7 +78,7 @@ auto timed(Case& c, const std::string& name, F&& f) {
   return out;
 }
 
-Case run_case(const std::string& spec) {
+Case run_case(const std::string& spec, bool compile_only) {
   std::istringstream in(spec);
   std::string method_name, kind, topology_name;
   std::getline(in, method_name, ':');
@@ -90,6 +103,9 @@ Case run_case(const std::string& spec) {
   const Program program =
       timed(c, "compile", [&] { return compiler::compile(algorithm, options); });
   c.steps = program.total_steps();
+  c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
+                           std::to_string(longest_threadblock(program)) + " steps";
+  if (compile_only) return c;
   const verify::VerifyReport report = timed(c, "verify_program", [&] {
     return verify::verify_program(program, {&algorithm.collective, 8});
   });
@@ -133,6 +149,9 @@ std::string exponent(const Case* before, const Case& after, size_t stage) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> specs(argv + 1, argv + argc);
+  const auto flag = std::find(specs.begin(), specs.end(), "--compile-only");
+  const bool compile_only = flag != specs.end();
+  if (compile_only) specs.erase(flag);
   if (specs.empty()) {
     specs = {"tacos:allgather:mesh2d:8x8", "tacos:allgather:mesh2d:16x16",
              "tacos:allgather:mesh2d:32x32"};
@@ -142,7 +161,7 @@ int main(int argc, char** argv) {
   for (const std::string& spec : specs) {
     Case c;
     try {
-      c = run_case(spec);
+      c = run_case(spec, compile_only);
     } catch (const std::exception& e) {
       std::cerr << spec << ": " << e.what() << "\n";
       return 1;

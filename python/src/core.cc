@@ -315,6 +315,7 @@ void bind_core(py::module_& m) {
         d["ingress_egress_us"] = b.ingress_egress_us;
         d["cut_us"] = b.cut_us;
         d["total_traffic_us"] = b.total_traffic_us;
+        d["node_traffic_us"] = b.node_traffic_us;
         return d;
       },
       py::arg("topology"), py::arg("collective"), py::arg("size"),

@@ -52,16 +52,17 @@ void run_bounds(const BoundsOptions& o) {
                                   {"launch_us", b.launch_us},
                                   {"ingress_egress_bound_us", b.ingress_egress_us},
                                   {"cut_bound_us", b.cut_us},
-                                  {"total_traffic_bound_us", b.total_traffic_us}}}};
+                                  {"total_traffic_bound_us", b.total_traffic_us},
+                                  {"node_traffic_bound_us", b.node_traffic_us}}}};
     std::cout << doc.dump(2) << "\n";
     return;
   }
   if (o.csv) {
     plan::Table table{{"bytes", "latency_us", "ingress_egress_us", "cut_us", "total_traffic_us",
-                       "bandwidth_us", "launch_us", "lower_bound_us"},
+                       "node_traffic_us", "bandwidth_us", "launch_us", "lower_bound_us"},
                       {}};
     table.add(bytes, b.latency_us, b.ingress_egress_us, b.cut_us, b.total_traffic_us,
-              b.bandwidth_us, b.launch_us, b.lower_bound_us);
+              b.node_traffic_us, b.bandwidth_us, b.launch_us, b.lower_bound_us);
     print_csv(table);
     return;
   }
@@ -72,6 +73,7 @@ void run_bounds(const BoundsOptions& o) {
   std::cout << fmt::format("  ingress/egress bound   {:>14.3f} us\n", b.ingress_egress_us);
   std::cout << fmt::format("  cut bound              {:>14.3f} us\n", b.cut_us);
   std::cout << fmt::format("  total-traffic bound    {:>14.3f} us\n", b.total_traffic_us);
+  std::cout << fmt::format("  node-traffic bound     {:>14.3f} us\n", b.node_traffic_us);
   std::cout << fmt::format("  bandwidth bound        {:>14.3f} us\n", b.bandwidth_us);
   if (b.launch_us > 0.0) {
     std::cout << fmt::format("  launch overhead        {:>14.3f} us (added)\n", b.launch_us);

@@ -3,22 +3,17 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
 #include "compiler/aggregation.h"
 #include "compiler/channel_assignment.h"
-#include "compiler/deadlock_check.h"
-#include "compiler/dependency_insertion.h"
-#include "compiler/fusion.h"
 #include "compiler/gather.h"
 #include "compiler/instruction_generation.h"
 #include "compiler/limits.h"
-#include "compiler/threadblock_assignment.h"
+#include "compiler/scheduling.h"
 
 namespace ccsynth::compiler {
 
@@ -42,87 +37,6 @@ void check_options(const CompileOptions& o) {
     throw UserError(
         "", "instances",
         "each instance needs its own channel; at most " + std::to_string(o.max_channels));
-  }
-}
-
-// Decisions that remove bounded-FIFO deadlocks: receives not to fuse, connections not to pair.
-struct DeadlockFixes {
-  std::set<int> no_fuse;
-  std::set<Unpaired> unpaired;
-  int rounds = 0;
-};
-
-// Un-fuses the fused steps stuck in the deadlock (after a few rounds, every fused step of a
-// stuck threadblock); failing that, gives stuck receive connections their own threadblock.
-bool fix_deadlock(const Lowered& l, const Program& p, const StepOrigins& origins,
-                  const std::vector<BlockedStep>& blocked, DeadlockFixes& fixes) {
-  constexpr int kPreciseRounds = 8;
-  bool changed = false;
-  const bool whole_tb = ++fixes.rounds > kPreciseRounds;
-  for (const BlockedStep& b : blocked) {
-    const auto& steps = origins[b.rank][b.threadblock];
-    for (size_t s = whole_tb ? 0 : b.step; s < (whole_tb ? steps.size() : b.step + 1); ++s) {
-      const int i = steps[s];
-      if (i >= 0 && l.instructions[i].fused_send >= 0) changed |= fixes.no_fuse.insert(i).second;
-    }
-  }
-  if (changed) return true;
-  for (const BlockedStep& b : blocked) {
-    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
-    if (tb.send_peer >= 0 && tb.recv_peer >= 0) {
-      changed |= fixes.unpaired.insert({b.rank, tb.recv_peer, tb.channel}).second;
-    }
-  }
-  return changed;
-}
-
-// Last resort against a deadlock: stuck receives that wait for another threadblock (e.g. for
-// the send that reads their in-place slot) write fresh scratch instead. Returns whether any
-// receive was added to `relocations`.
-bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& origins,
-                       const std::vector<BlockedStep>& blocked, Relocations& relocations) {
-  bool changed = false;
-  for (const BlockedStep& b : blocked) {
-    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
-    size_t s = b.step;
-    while (s < tb.steps.size() && tb.steps[s].type == StepType::kNop) ++s;  // nops wait for it
-    if (s == tb.steps.size() || tb.steps[s].dep_tb < 0 || !receives(tb.steps[s].type)) continue;
-    const Instruction& in = l.instructions[origins[b.rank][b.threadblock][s]];
-    changed |= relocations.insert({in.rank, in.key.op}).second;
-  }
-  return changed;
-}
-
-// The scheduling passes (MSCCLang sec. 5.2) for one channel capacity, repeated until the
-// program runs with the runtime's FIFO depth. Returns nullopt after adding receives to
-// `relocations` (the caller lowers again).
-std::optional<Program> schedule(const Lowered& lowered, int capacity, const CompileOptions& o,
-                                Relocations& relocations) {
-  // Channels and fusion candidates do not depend on the deadlock fixes: found once.
-  Lowered channeled = lowered;
-  assign_channels(channeled, capacity, o.max_channels / o.instances);
-  std::vector<FusionCandidate> candidates;
-  if (o.fuse) candidates = find_fusion_candidates(channeled);
-  DeadlockFixes fixes;
-  for (;;) {
-    Lowered l = channeled;
-    const ConnectionPlan plan =
-        pair_connections(l, candidates, o.max_threadblocks_per_rank / o.instances, fixes.unpaired);
-    if (o.fuse) fuse_instructions(l, candidates, plan, fixes.no_fuse);
-    assign_threadblocks(l, plan);
-    StepOrigins origins;
-    Program program = insert_dependencies(l, &origins);
-    const auto blocked = find_fifo_deadlock(program, o.fifo_slots, o.instances > 1);
-    if (blocked.empty()) return replicate_instances(program, o.instances);
-    if (!fix_deadlock(l, program, origins, blocked, fixes)) {
-      if (relocate_receives(l, program, origins, blocked, relocations)) return std::nullopt;
-      const BlockedStep& b = blocked.front();
-      throw UserError("", "program",
-                      "deadlocks with " + std::to_string(o.fifo_slots) +
-                          " FIFO slots per connection (rank " + std::to_string(b.rank) +
-                          " threadblock " + std::to_string(b.threadblock) + " step " +
-                          std::to_string(b.step) + " is stuck)");
-    }
   }
 }
 
@@ -234,11 +148,12 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
     // threadblock that also runs the paired connection (or a nop) is then over it: start a
     // little under the limit.
     const bool spills = busiest_pair_transfers(lowered) > capacities.front();
+    const SchedulingIndex index = index_for_scheduling(lowered, options.fuse);
     for (size_t at = spills && capacities.size() > 1 ? 1 : 0; at < capacities.size();) {
       const int capacity = capacities[at];
       std::optional<Program> program;
       try {
-        program = schedule(lowered, capacity, options, relocations);
+        program = schedule(lowered, index, capacity, options, relocations);
       } catch (const UserError& e) {
         if (violation.empty()) throw;
         // More channels per connection cannot help any more: report both reasons.

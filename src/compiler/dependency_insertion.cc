@@ -1,9 +1,9 @@
 #include "compiler/dependency_insertion.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <map>
-#include <unordered_map>
+#include <utility>
 
 #include "ccsynth/core/error.h"
 
@@ -16,23 +16,49 @@ struct SlotState {
   std::vector<int> readers;  // since the last write
 };
 
-// A buffer slot as one hashable number.
-int64_t slot_key(BufferRef ref) {
-  return (static_cast<int64_t>(ref.buffer) << 32) | static_cast<uint32_t>(ref.index);
-}
+// Dense numbers for the buffer slots that a rank's instructions touch: the buffers one after
+// the other, each as long as the highest index touched in it.
+class SlotNumbers {
+ public:
+  SlotNumbers(const Lowered& l, const std::vector<int>& order) {
+    std::array<int, 3> length{};  // per buffer
+    auto touch = [&](BufferRef start, int count) {
+      CCSYNTH_CHECK(start.index >= 0) << "instruction reads or writes a negative slot";
+      int& n = length[static_cast<int>(start.buffer)];
+      n = std::max(n, start.index + count);
+    };
+    for (const int i : order) {
+      const Instruction& in = l.instructions[i];
+      if (reads_src(in.type)) touch(in.src, in.count);
+      if (writes_dst(in.type) || in.type == StepType::kReduce) touch(in.dst, in.count);
+    }
+    offset_ = {0, length[0], length[0] + length[1]};
+    size_ = length[0] + length[1] + length[2];
+  }
+
+  int operator()(BufferRef ref) const { return offset_[static_cast<int>(ref.buffer)] + ref.index; }
+  int size() const { return size_; }
+
+ private:
+  std::array<int, 3> offset_{};
+  int size_ = 0;
+};
 
 // Dependencies of every instruction of one rank (instruction ids, at most one per other
 // threadblock: its latest), from read/write sets walked in the global order; deps[k] belongs to
 // order[k].
 std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
-  std::unordered_map<int64_t, SlotState> slots;
+  const SlotNumbers number(l, order);
+  std::vector<SlotState> slots(number.size());
   std::vector<std::vector<int>> deps(order.size());
+  std::vector<int> found;
+  std::vector<std::pair<int, int>> latest;  // (tb, its latest instruction) of one instruction
   for (size_t k = 0; k < order.size(); ++k) {
     const int i = order[k];
     const Instruction& in = l.instructions[i];
-    std::vector<int> found;
+    found.clear();
     auto each = [&](BufferRef start, auto&& f) {
-      for (int j = 0; j < in.count; ++j) f(slots[slot_key({start.buffer, start.index + j})]);
+      for (int j = 0; j < in.count; ++j) f(slots[number({start.buffer, start.index + j})]);
     };
     const bool reads = reads_src(in.type);
     const bool writes = writes_dst(in.type);
@@ -59,16 +85,20 @@ std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vec
         s.readers.clear();
       });
     }
-    // Keep the latest instruction of every other threadblock.
-    std::map<int, int> latest;  // tb -> instruction
+    // Keep the latest instruction of every other threadblock, in threadblock order.
+    latest.clear();
     for (int d : found) {
       const Instruction& di = l.instructions[d];
       if (di.threadblock == in.threadblock) continue;
-      auto it = latest.find(di.threadblock);
-      if (it == latest.end() || l.instructions[it->second].key < di.key) {
-        latest[di.threadblock] = d;
+      auto it = std::find_if(latest.begin(), latest.end(),
+                             [&](const auto& e) { return e.first == di.threadblock; });
+      if (it == latest.end()) {
+        latest.emplace_back(di.threadblock, d);
+      } else if (l.instructions[it->second].key < di.key) {
+        it->second = d;
       }
     }
+    std::sort(latest.begin(), latest.end());
     for (const auto& [tb, d] : latest) deps[k].push_back(d);
   }
   return deps;
@@ -92,10 +122,10 @@ Step nop() {
   return s;
 }
 
-// `local` is scratch indexed by instruction id, shared by all ranks: build_gpu sets the entries
-// of its rank's instructions (their index in `order`) before reading them.
-GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
-                     std::vector<std::vector<int>>& origins, std::vector<int>& local) {
+}  // namespace
+
+GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int>& order,
+                               std::vector<std::vector<int>>& origins, std::vector<int>& local) {
   const auto deps = rank_dependencies(l, order);
   for (size_t k = 0; k < order.size(); ++k) local[order[k]] = static_cast<int>(k);
   const auto& planned = l.threadblocks[rank];
@@ -158,9 +188,7 @@ GpuProgram build_gpu(const Lowered& l, int rank, const std::vector<int>& order,
   return gpu;
 }
 
-}  // namespace
-
-Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
+Program empty_program(const Lowered& l) {
   Program p;
   const Collective& c = l.collective;
   p.collective = c.kind;
@@ -168,19 +196,17 @@ Program insert_dependencies(const Lowered& l, StepOrigins* origins) {
   p.num_ranks = c.num_ranks;
   p.inplace = l.inplace;
   p.outofplace = !l.inplace;
+  return p;
+}
+
+void set_totals(Program& p) {
   int max_channel = 0;
-  const auto orders = l.rank_orders();
-  std::vector<int> local(l.instructions.size(), -1);
-  for (int r = 0; r < c.num_ranks; ++r) {
-    std::vector<std::vector<int>> rank_origins;
-    p.gpus.push_back(build_gpu(l, r, orders[r], rank_origins, local));
-    if (origins) origins->push_back(std::move(rank_origins));
-    const GpuProgram& g = p.gpus.back();
+  p.chunks_per_loop = Program{}.chunks_per_loop;
+  for (const GpuProgram& g : p.gpus) {
     p.chunks_per_loop = std::max({p.chunks_per_loop, g.input_chunks, g.output_chunks});
     for (const Threadblock& tb : g.threadblocks) max_channel = std::max(max_channel, tb.channel);
   }
   p.num_channels = max_channel + 1;
-  return p;
 }
 
 }  // namespace ccsynth::compiler

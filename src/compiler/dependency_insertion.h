@@ -11,11 +11,22 @@
 
 namespace ccsynth::compiler {
 
-/// Turns an assigned Lowered into a Program (buffers, threadblocks, steps with depid/deps and
-/// hasdep). Program-level fields (name, protocol, sizes) are left to the caller.
-/// When `origins` is given it receives, per rank and threadblock, the instruction index of
-/// every step (-1 for nops), for passes that map program steps back to instructions.
+/// The program of one rank of an assigned Lowered (`order`: the rank's instructions not
+/// removed, in key order): buffers, threadblocks, steps with depid/deps and hasdep. `origins`
+/// receives, per threadblock, the instruction index of every step (-1 for nops), for passes
+/// that map program steps back to instructions. `local` is scratch indexed by instruction
+/// (lowered.instructions.size() entries), reused across calls.
+GpuProgram insert_dependencies(const Lowered& lowered, int rank, const std::vector<int>& order,
+                               std::vector<std::vector<int>>& origins, std::vector<int>& local);
+
+/// A Program of the collective of `lowered` with no GPUs yet; set_totals completes it once its
+/// GPUs are in. Program-level fields (name, protocol, sizes) are left to the caller.
+Program empty_program(const Lowered& lowered);
+
+/// Sets the fields that summarize the GPUs: channels and chunks per loop.
+void set_totals(Program& program);
+
+/// Per rank and threadblock, the instruction index of every step (-1 for nops).
 using StepOrigins = std::vector<std::vector<std::vector<int>>>;
-Program insert_dependencies(const Lowered& lowered, StepOrigins* origins = nullptr);
 
 }  // namespace ccsynth::compiler

@@ -101,43 +101,39 @@ void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<B
 
 }  // namespace
 
-std::vector<FusionCandidate> find_fusion_candidates(const Lowered& l) {
-  std::vector<FusionCandidate> out;
+std::vector<std::vector<FusionCandidate>> find_fusion_candidates(const Lowered& l) {
+  std::vector<std::vector<FusionCandidate>> out(l.collective.num_ranks);
   const auto orders = l.rank_orders();
   const auto posts = post_locations(l);
   for (int rank = 0; rank < l.collective.num_ranks; ++rank) {
-    scan_rank(l, orders[rank], posts[rank], out);
+    scan_rank(l, orders[rank], posts[rank], out[rank]);
   }
   return out;
 }
 
-int fuse_instructions(Lowered& l, const std::vector<FusionCandidate>& candidates,
-                      const ConnectionPlan& plan, const std::set<int>& no_fuse) {
-  // Threadblock of each connection: (rank, peer, channel, direction) -> index.
+int fuse_instructions(Lowered& l, int rank, const std::vector<FusionCandidate>& candidates,
+                      const std::vector<int>& transfers,
+                      const std::vector<PlannedThreadblock>& planned,
+                      const std::set<int>& no_fuse) {
+  // Threadblock of each connection: (peer, channel, direction) -> index.
   std::unordered_map<int64_t, int> tb_of;
-  for (int rank = 0; rank < static_cast<int>(plan.threadblocks.size()); ++rank) {
-    const auto& tbs = plan.threadblocks[rank];
-    for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
-      if (tbs[t].send_peer >= 0)
-        tb_of[connection_key(rank, tbs[t].send_peer, tbs[t].channel, 0)] = t;
-      if (tbs[t].recv_peer >= 0)
-        tb_of[connection_key(rank, tbs[t].recv_peer, tbs[t].channel, 1)] = t;
-    }
+  for (int t = 0; t < static_cast<int>(planned.size()); ++t) {
+    if (planned[t].send_peer >= 0)
+      tb_of[connection_key(rank, planned[t].send_peer, planned[t].channel, 0)] = t;
+    if (planned[t].recv_peer >= 0)
+      tb_of[connection_key(rank, planned[t].recv_peer, planned[t].channel, 1)] = t;
   }
-  // Keys of the sends of every send connection (rank, peer, channel), sorted.
+  // Keys of the sends of every send connection (peer, channel), sorted.
   std::unordered_map<int64_t, std::vector<OrderKey>> send_keys;
-  for (const Transfer& tr : l.transfers) {
-    if (tr.removed) continue;
+  for (const int t : transfers) {
+    const Transfer& tr = l.transfers[t];
+    if (tr.removed || tr.src_rank != rank) continue;
     send_keys[connection_key(tr.src_rank, tr.dst_rank, tr.channel, 0)].push_back(
         l.instructions[tr.sender].key);
   }
   for (auto& [connection, keys] : send_keys) std::sort(keys.begin(), keys.end());
-  std::vector<FusionCandidate> sorted = candidates;
-  std::sort(sorted.begin(), sorted.end(), [&](const FusionCandidate& a, const FusionCandidate& b) {
-    return l.instructions[a.receive].key < l.instructions[b.receive].key;
-  });
   int fused = 0;
-  for (const FusionCandidate& c : sorted) {
+  for (const FusionCandidate& c : candidates) {
     if (no_fuse.count(c.receive)) continue;
     Instruction& recv = l.instructions[c.receive];
     Instruction& send = l.instructions[c.send];

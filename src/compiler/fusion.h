@@ -19,18 +19,17 @@ struct FusionCandidate {
   bool result_unused = false;  // no other reader and not an output: rrs allowed
 };
 
-/// Finds candidates after channel assignment (at most one send per receive: the earliest).
-std::vector<FusionCandidate> find_fusion_candidates(const Lowered& lowered);
+/// Finds every rank's candidates (at most one send per receive: the earliest), in the order
+/// of their receives. They depend only on the instructions, not on channels or threadblocks.
+std::vector<std::vector<FusionCandidate>> find_fusion_candidates(const Lowered& lowered);
 
-/// Connections of threadblocks: for each rank, the (send peer, recv peer, channel) tuples.
-struct ConnectionPlan {
-  std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, instructions empty
-};
-
-/// Fuses the candidates whose receive and send connections share a threadblock in `plan`,
-/// except receives listed in `no_fuse` (un-fused by the deadlock check). Returns the number
-/// of fused pairs.
-int fuse_instructions(Lowered& lowered, const std::vector<FusionCandidate>& candidates,
-                      const ConnectionPlan& plan, const std::set<int>& no_fuse = {});
+/// Fuses the candidates of `rank` (`candidates`, in receive order) whose receive and send
+/// connections share one of its `planned` threadblocks, except receives listed in `no_fuse`
+/// (un-fused by the deadlock check); `transfers`: the rank's (RankIndex::transfers). Changes
+/// only the rank's instructions and the transfers it sends. Returns the number of fused pairs.
+int fuse_instructions(Lowered& lowered, int rank, const std::vector<FusionCandidate>& candidates,
+                      const std::vector<int>& transfers,
+                      const std::vector<PlannedThreadblock>& planned,
+                      const std::set<int>& no_fuse = {});
 
 }  // namespace ccsynth::compiler

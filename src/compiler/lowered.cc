@@ -23,4 +23,21 @@ std::vector<std::vector<int>> Lowered::rank_orders() const {
   return orders;
 }
 
+RankIndex index_ranks(const Lowered& l) {
+  RankIndex index;
+  index.instructions = l.rank_orders();
+  index.transfers.resize(l.collective.num_ranks);
+  index.has_local.assign(l.collective.num_ranks, 0);
+  for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
+    const Transfer& tr = l.transfers[t];
+    if (tr.removed) continue;
+    index.transfers[tr.src_rank].push_back(t);
+    if (tr.dst_rank != tr.src_rank) index.transfers[tr.dst_rank].push_back(t);
+  }
+  for (const Instruction& in : l.instructions) {
+    if (!in.removed && in.send_transfer < 0 && in.recv_transfer < 0) index.has_local[in.rank] = 1;
+  }
+  return index;
+}
+
 }  // namespace ccsynth::compiler

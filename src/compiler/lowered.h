@@ -75,4 +75,16 @@ struct Lowered {
   std::vector<std::vector<int>> rank_orders() const;
 };
 
+/// What belongs to each rank of a Lowered, so that the per-rank scheduling passes (pairing,
+/// fusion, threadblocks, dependencies) can run on some ranks only: a rank's program depends
+/// only on its own instructions and on the transfers it sends or receives.
+struct RankIndex {
+  std::vector<std::vector<int>> instructions;  // per rank: not removed, in (key, index) order
+  std::vector<std::vector<int>> transfers;     // per rank: not removed, sent or received
+  std::vector<char> has_local;                 // per rank: has a local instruction (copy)
+};
+
+/// Indexes `lowered` by rank.
+RankIndex index_ranks(const Lowered& lowered);
+
 }  // namespace ccsynth::compiler

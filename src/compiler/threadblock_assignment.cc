@@ -49,28 +49,29 @@ void add_hint(std::map<Connection, Hint>& hints, int rank, bool send, const Conn
                       std::to_string(it->second.tb) + "; a connection lives in one threadblock");
 }
 
-std::vector<RankConnections> collect(const Lowered& l,
-                                     const std::vector<FusionCandidate>& candidates) {
-  std::vector<RankConnections> ranks(l.collective.num_ranks);
-  for (const Transfer& tr : l.transfers) {
-    if (tr.removed) continue;
-    ranks[tr.src_rank].sends.insert({tr.dst_rank, tr.channel});
-    ranks[tr.dst_rank].recvs.insert({tr.src_rank, tr.channel});
-    add_hint(ranks[tr.src_rank].send_hints, tr.src_rank, true, {tr.dst_rank, tr.channel},
-             tr.send_tb, tr.op);
-    add_hint(ranks[tr.dst_rank].recv_hints, tr.dst_rank, false, {tr.src_rank, tr.channel},
-             tr.recv_tb, tr.op);
+// The connections, hints and fusable pairs of one rank (`candidates`: the rank's).
+RankConnections collect(const Lowered& l, int rank, const RankIndex& index,
+                        const std::vector<FusionCandidate>& candidates) {
+  RankConnections rc;
+  for (const int t : index.transfers[rank]) {
+    const Transfer& tr = l.transfers[t];
+    if (tr.src_rank == rank) {
+      rc.sends.insert({tr.dst_rank, tr.channel});
+      add_hint(rc.send_hints, rank, true, {tr.dst_rank, tr.channel}, tr.send_tb, tr.op);
+    }
+    if (tr.dst_rank == rank) {
+      rc.recvs.insert({tr.src_rank, tr.channel});
+      add_hint(rc.recv_hints, rank, false, {tr.src_rank, tr.channel}, tr.recv_tb, tr.op);
+    }
   }
-  for (const Instruction& in : l.instructions) {
-    if (!in.removed && in.send_transfer < 0 && in.recv_transfer < 0) ranks[in.rank].local = true;
-  }
+  rc.local = index.has_local[rank] != 0;
   for (const FusionCandidate& c : candidates) {
     const Transfer& in = l.transfers[l.instructions[c.receive].recv_transfer];
     const Transfer& out = l.transfers[l.instructions[c.send].send_transfer];
     if (in.channel != out.channel) continue;  // a threadblock has one channel
-    ++ranks[in.dst_rank].fusable[{{in.src_rank, in.channel}, {out.dst_rank, out.channel}}];
+    ++rc.fusable[{{in.src_rank, in.channel}, {out.dst_rank, out.channel}}];
   }
-  return ranks;
+  return rc;
 }
 
 // (hint, is send) -> the op that put the connection of that direction into the threadblock.
@@ -206,47 +207,40 @@ std::vector<PlannedThreadblock> plan_rank(int rank, RankConnections& rc, int max
 
 }  // namespace
 
-ConnectionPlan pair_connections(const Lowered& l, const std::vector<FusionCandidate>& candidates,
-                                int max_threadblocks, const std::set<Unpaired>& unpaired) {
-  std::vector<RankConnections> ranks = collect(l, candidates);
-  ConnectionPlan plan;
-  plan.threadblocks.resize(l.collective.num_ranks);
-  for (int r = 0; r < l.collective.num_ranks; ++r) {
-    plan.threadblocks[r] = plan_rank(r, ranks[r], max_threadblocks, unpaired);
-  }
-  return plan;
+std::vector<PlannedThreadblock> pair_connections(const Lowered& l, int rank, const RankIndex& index,
+                                                 const std::vector<FusionCandidate>& candidates,
+                                                 int max_threadblocks,
+                                                 const std::set<Unpaired>& unpaired) {
+  RankConnections rc = collect(l, rank, index, candidates);
+  return plan_rank(rank, rc, max_threadblocks, unpaired);
 }
 
-void assign_threadblocks(Lowered& l, const ConnectionPlan& plan) {
-  l.threadblocks = plan.threadblocks;
-  std::vector<std::map<std::tuple<int, int, int>, int>> tb_of(l.collective.num_ranks);
-  for (int r = 0; r < l.collective.num_ranks; ++r) {
-    const auto& tbs = l.threadblocks[r];
-    for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
-      if (tbs[t].send_peer >= 0) tb_of[r][{tbs[t].send_peer, tbs[t].channel, 0}] = t;
-      if (tbs[t].recv_peer >= 0) tb_of[r][{tbs[t].recv_peer, tbs[t].channel, 1}] = t;
-      if (tbs[t].send_peer < 0 && tbs[t].recv_peer < 0) tb_of[r][{-1, -1, 2}] = t;
-    }
+void assign_threadblocks(Lowered& l, int rank, const std::vector<int>& order,
+                         const std::vector<PlannedThreadblock>& planned) {
+  std::vector<PlannedThreadblock>& tbs = l.threadblocks[rank];
+  tbs = planned;
+  std::map<std::tuple<int, int, int>, int> tb_of;  // (peer, channel, direction) -> threadblock
+  for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
+    if (tbs[t].send_peer >= 0) tb_of[{tbs[t].send_peer, tbs[t].channel, 0}] = t;
+    if (tbs[t].recv_peer >= 0) tb_of[{tbs[t].recv_peer, tbs[t].channel, 1}] = t;
+    if (tbs[t].send_peer < 0 && tbs[t].recv_peer < 0) tb_of[{-1, -1, 2}] = t;
   }
-  const auto orders = l.rank_orders();
-  for (int r = 0; r < l.collective.num_ranks; ++r) {
-    for (int i : orders[r]) {
-      Instruction& in = l.instructions[i];
-      int tb = -1;
-      if (in.send_transfer >= 0) {
-        const Transfer& tr = l.transfers[in.send_transfer];
-        tb = tb_of[r].at({tr.dst_rank, tr.channel, 0});
-      }
-      if (in.recv_transfer >= 0) {
-        const Transfer& tr = l.transfers[in.recv_transfer];
-        const int recv_tb = tb_of[r].at({tr.src_rank, tr.channel, 1});
-        CCSYNTH_CHECK(tb < 0 || tb == recv_tb) << "fused instruction split over threadblocks";
-        tb = recv_tb;
-      }
-      if (tb < 0) tb = tb_of[r].at({-1, -1, 2});
-      in.threadblock = tb;
-      l.threadblocks[r][tb].instructions.push_back(i);
+  for (const int i : order) {
+    Instruction& in = l.instructions[i];
+    int tb = -1;
+    if (in.send_transfer >= 0) {
+      const Transfer& tr = l.transfers[in.send_transfer];
+      tb = tb_of.at({tr.dst_rank, tr.channel, 0});
     }
+    if (in.recv_transfer >= 0) {
+      const Transfer& tr = l.transfers[in.recv_transfer];
+      const int recv_tb = tb_of.at({tr.src_rank, tr.channel, 1});
+      CCSYNTH_CHECK(tb < 0 || tb == recv_tb) << "fused instruction split over threadblocks";
+      tb = recv_tb;
+    }
+    if (tb < 0) tb = tb_of.at({-1, -1, 2});
+    in.threadblock = tb;
+    tbs[tb].instructions.push_back(i);
   }
 }
 

@@ -15,10 +15,6 @@
 
 namespace ccsynth::compiler {
 
-/// Plans the threadblocks (connections only) of every rank from the transfers' channels,
-/// pairing connections by fusion candidates; when a rank would exceed `max_threadblocks`,
-/// leftover same-channel send and receive connections are paired too. Throws UserError when
-/// it still does not fit, or when hints conflict (naming the op).
 /// A receive connection (peer, channel) of a rank that must get its own threadblock.
 struct Unpaired {
   int rank = 0;
@@ -27,11 +23,19 @@ struct Unpaired {
   auto operator<=>(const Unpaired&) const = default;
 };
 
-ConnectionPlan pair_connections(const Lowered& lowered,
-                                const std::vector<FusionCandidate>& candidates,
-                                int max_threadblocks, const std::set<Unpaired>& unpaired = {});
+/// Plans the threadblocks (connections only) of `rank` from its transfers' channels, pairing
+/// connections by its fusion `candidates`; when the rank would exceed `max_threadblocks`,
+/// leftover same-channel send and receive connections are paired too. Throws UserError when
+/// it still does not fit, or when hints conflict (naming the op).
+std::vector<PlannedThreadblock> pair_connections(const Lowered& lowered, int rank,
+                                                 const RankIndex& index,
+                                                 const std::vector<FusionCandidate>& candidates,
+                                                 int max_threadblocks,
+                                                 const std::set<Unpaired>& unpaired = {});
 
-/// Places every instruction into its threadblock (Lowered::threadblocks), in key order.
-void assign_threadblocks(Lowered& lowered, const ConnectionPlan& plan);
+/// Places the instructions of `rank` (`order`: those not removed, in key order) into the
+/// `planned` threadblocks (Lowered::threadblocks[rank]).
+void assign_threadblocks(Lowered& lowered, int rank, const std::vector<int>& order,
+                         const std::vector<PlannedThreadblock>& planned);
 
 }  // namespace ccsynth::compiler

@@ -30,6 +30,16 @@ int Switch::port_of_rank(int rank) const {
   return -1;
 }
 
+int Switch::num_sockets() const {
+  if (port_socket.empty()) return 1;
+  return *std::max_element(port_socket.begin(), port_socket.end()) + 1;
+}
+
+int Switch::socket_of_port(int port) const {
+  if (port_socket.empty() || port < 0 || port >= static_cast<int>(port_socket.size())) return 0;
+  return port_socket[port];
+}
+
 std::vector<std::vector<int>> Switch::port_members() const {
   std::vector<std::vector<int>> out(std::max(0, num_ports()));
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -263,29 +273,33 @@ void validate_links(const Topology& t, const std::string& file) {
   }
 }
 
-// port_group is empty or one id per member, the ids being exactly 0..P-1.
-void validate_port_group(const Switch& sw, const std::string& file, const std::string& field) {
-  if (sw.port_group.empty()) return;
-  if (sw.port_group.size() != sw.ranks.size()) {
+// `ids` is empty or one id per item (`count` items, named `items` in messages), the ids being
+// exactly 0..K-1 with no gap (port_group: a port id per rank; port_socket: a socket per port).
+void validate_dense_ids(const std::vector<int>& ids, size_t count, const std::string& items,
+                        const std::string& what, const std::string& file,
+                        const std::string& field) {
+  if (ids.empty()) return;
+  if (ids.size() != count) {
     throw UserError(file, field,
-                    "has " + std::to_string(sw.port_group.size()) + " port ids for " +
-                        std::to_string(sw.ranks.size()) + " ranks (one per rank)");
+                    "has " + std::to_string(ids.size()) + " " + what + "s for " +
+                        std::to_string(count) + " " + items + " (one per " +
+                        items.substr(0, items.size() - 1) + ")");
   }
-  std::vector<char> used(sw.ranks.size(), 0);
-  for (int p : sw.port_group) {
-    if (p < 0 || p >= static_cast<int>(sw.ranks.size())) {
+  std::vector<char> used(count, 0);
+  for (int p : ids) {
+    if (p < 0 || p >= static_cast<int>(count)) {
       throw UserError(file, field,
-                      "port id " + std::to_string(p) + " is out of range (ids are 0.." +
-                          std::to_string(sw.ranks.size() - 1) + ")");
+                      what + " " + std::to_string(p) + " is out of range (ids are 0.." +
+                          std::to_string(count - 1) + ")");
     }
     used[p] = 1;
   }
-  const int num_ports = *std::max_element(sw.port_group.begin(), sw.port_group.end()) + 1;
-  for (int p = 0; p < num_ports; ++p) {
+  const int num_ids = *std::max_element(ids.begin(), ids.end()) + 1;
+  for (int p = 0; p < num_ids; ++p) {
     if (!used[p]) {
       throw UserError(file, field,
-                      "port id " + std::to_string(p) + " is unused (ids must be 0.." +
-                          std::to_string(num_ports - 1) + " with no gap)");
+                      what + " " + std::to_string(p) + " is unused (ids must be 0.." +
+                          std::to_string(num_ids - 1) + " with no gap)");
     }
   }
 }
@@ -306,7 +320,15 @@ void validate_switch_list(const Topology& t, const std::vector<Switch>& switches
       }
     }
     validate_cost(file, at(key, s), sw.alpha_us, sw.port_beta_us_per_mb);
-    validate_port_group(sw, file, at(key, s, "port_group"));
+    validate_dense_ids(sw.port_group, sw.ranks.size(), "ranks", "port id", file,
+                       at(key, s, "port_group"));
+    validate_dense_ids(sw.port_socket, static_cast<size_t>(sw.num_ports()), "ports", "socket id",
+                       file, at(key, s, "port_socket"));
+    if (!(sw.socket_beta_us_per_mb >= 0.0) || sw.socket_beta_us_per_mb > 1e300) {
+      throw UserError(file, at(key, s, "socket_beta_us_per_mb"),
+                      "must be >= 0 (0 = not limited) and finite, got " +
+                          std::to_string(sw.socket_beta_us_per_mb));
+    }
     if (sw.port_lanes < 0) {
       throw UserError(file, at(key, s, "port_lanes"),
                       "must be >= 0 (0 = unlimited), got " + std::to_string(sw.port_lanes));
@@ -381,6 +403,10 @@ std::ostream& operator<<(std::ostream& os, const Topology& t) {
        << " alpha=" << sw.alpha_us << "us port_beta=" << sw.port_beta_us_per_mb << "us/MB";
     if (!sw.port_group.empty()) os << " ports=" << sw.num_ports();
     if (sw.port_lanes > 0) os << " port_lanes=" << sw.port_lanes;
+    if (sw.num_sockets() > 1) {
+      os << " sockets=" << sw.num_sockets() << " socket_beta=" << sw.socket_beta_us_per_mb
+         << "us/MB";
+    }
     os << "\n";
   }
   if (t.launch_us > 0.0) os << "  launch " << t.launch_us << "us\n";

@@ -30,6 +30,8 @@ Json switch_to_json(const Switch& s) {
            {"kind", s.kind}};
   if (!s.port_group.empty()) out["port_group"] = s.port_group;
   if (s.port_lanes != 0) out["port_lanes"] = s.port_lanes;
+  if (!s.port_socket.empty()) out["port_socket"] = s.port_socket;
+  if (s.socket_beta_us_per_mb != 0.0) out["socket_beta_us_per_mb"] = s.socket_beta_us_per_mb;
   return out;
 }
 
@@ -95,8 +97,8 @@ Link link_from_json(const JsonReader& r) {
 
 Switch switch_from_json(const JsonReader& r) {
   r.require_object();
-  r.reject_unknown_keys(
-      {"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind", "port_group", "port_lanes"});
+  r.reject_unknown_keys({"name", "ranks", "alpha_us", "port_beta_us_per_mb", "kind", "port_group",
+                         "port_lanes", "port_socket", "socket_beta_us_per_mb"});
   Switch s;
   s.name = r.get_string("name");
   s.ranks = int_array(r.get_array("ranks"), r, "ranks");
@@ -106,6 +108,9 @@ Switch switch_from_json(const JsonReader& r) {
   if (r.has("port_group"))
     s.port_group = int_array(r.get_array("port_group"), r, "port_group", "port id");
   s.port_lanes = r.get_int("port_lanes", 0);
+  if (r.has("port_socket"))
+    s.port_socket = int_array(r.get_array("port_socket"), r, "port_socket", "socket id");
+  s.socket_beta_us_per_mb = r.get_double("socket_beta_us_per_mb", 0.0);
   return s;
 }
 
@@ -211,6 +216,12 @@ std::vector<std::string> switch_lines(const Json& switches) {
     line += ", \"ranks\": " + inline_array(sw["ranks"]);
     if (sw.contains("port_group")) line += ", \"port_group\": " + inline_array(sw["port_group"]);
     if (sw.contains("port_lanes")) line += ", \"port_lanes\": " + sw["port_lanes"].dump();
+    if (sw.contains("port_socket")) {
+      line += ", \"port_socket\": " + inline_array(sw["port_socket"]);
+    }
+    if (sw.contains("socket_beta_us_per_mb")) {
+      line += ", \"socket_beta_us_per_mb\": " + sw["socket_beta_us_per_mb"].dump();
+    }
     items.push_back(line + "}");
   }
   return items;

@@ -186,6 +186,10 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
     for (const int pieces : kTreePieces)
       add(fmt::format("trees_c{}", trees * pieces),
           run_method(r, "trees", trees * pieces, r.sizes.back(), {{"trees", trees}}));
+    // Multi-node: the hierarchical split too (trees picks a split by packing; this simulates).
+    for (const int pieces : r.topology.nodes.size() > 1 ? kTreePieces : std::vector<int>{})
+      add(fmt::format("trees_h_c{}", trees * pieces),
+          run_method(r, "trees", trees * pieces, r.sizes.back(), {{"split", 1}}));
   }
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.

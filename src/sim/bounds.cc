@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <optional>
@@ -396,41 +397,92 @@ double single_rank_bound(const Topology& t, const Resources& res,
   return bound;
 }
 
-// Total-traffic bound: every transfer occupies at least one link lane or switch ingress port
-// (a port shared by several ranks once).
-// A non-combining chunk needs one transfer per destination that lacks it; a combining chunk
-// whose contributors and destinations are the same set of k ranks needs 2(k-1) (one-way
-// gossip: every contribution must leave its rank before the first rank is complete, and every
-// other rank must then receive, as in the allreduce bound of Patarasuk and Yuan); otherwise
-// |contributors U destinations| - 1 (they must be connected).
-double total_traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources& res,
-                           bool combining, double chunk_bytes) {
-  double transfers = 0.0;
-  for (const ChunkNeed& c : chunks) {
-    if (!combining) {
-      for (int q : c.post) transfers += std::find(c.pre.begin(), c.pre.end(), q) == c.pre.end();
-      continue;
-    }
-    std::vector<int> all = c.pre;
-    all.insert(all.end(), c.post.begin(), c.post.end());
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    const bool same = c.pre == c.post;
-    if (all.size() >= 2) transfers += same ? 2.0 * (all.size() - 1) : all.size() - 1.0;
+// Ranks grouped into parts: part[r] is rank r's part. Every rank alone (the total-traffic
+// bound) or the topology's nodes (the node-traffic bound, intra-node transfers free).
+std::vector<int> each_rank_alone(int num_ranks) {
+  std::vector<int> part(num_ranks);
+  for (int r = 0; r < num_ranks; ++r) part[r] = r;
+  return part;
+}
+
+std::vector<int> node_parts(const Topology& t) {
+  std::vector<int> part(t.num_ranks, 0);
+  for (size_t node = 0; node < t.nodes.size(); ++node) {
+    for (int r : t.nodes[node]) part[r] = static_cast<int>(node);
   }
-  if (transfers <= 0.0) return 0.0;
-  double capacity = 0.0;
-  double alpha = kInf;
+  return part;
+}
+
+std::vector<int> parts_of(const std::vector<int>& ranks, const std::vector<int>& part) {
+  std::vector<int> out;
+  out.reserve(ranks.size());
+  for (int r : ranks) out.push_back(part[r]);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// The fewest transfers between different parts that move one chunk (per byte), on the
+// quotient graph: a part is one vertex that knows what any of its ranks knows, and the
+// transfers between parts, ordered by when each byte leaves, are a one-way gossip sequence.
+// Non-combining: one into every part with a destination and no source. Combining with the same
+// parts P contributing and receiving (allreduce): 2(|P|-1): up to the transfer after which a
+// first part A holds the full reduction, each of the other |P|-1 parts' contributions has left
+// it, and each of those parts completes only by receiving a later transfer (Patarasuk and
+// Yuan's allreduce bound when every rank is its own part). Other combining chunks: |parts of contributors U destinations| - 1 (they
+// must be connected by transfers).
+double transfers_between_parts(const ChunkNeed& c, const std::vector<int>& part, bool combining) {
+  const std::vector<int> sources = parts_of(c.pre, part);
+  const std::vector<int> destinations = parts_of(c.post, part);
+  if (!combining) {
+    return static_cast<double>(std::count_if(destinations.begin(), destinations.end(), [&](int q) {
+      return !std::binary_search(sources.begin(), sources.end(), q);
+    }));
+  }
+  std::vector<int> all;
+  std::set_union(sources.begin(), sources.end(), destinations.begin(), destinations.end(),
+                 std::back_inserter(all));
+  if (all.size() < 2) return 0.0;
+  const double k = static_cast<double>(all.size());
+  return sources == destinations ? 2.0 * (k - 1.0) : k - 1.0;
+}
+
+// Every transfer between parts holds a link lane from one part to another, or the ingress port
+// of its receiver on a switch spanning two or more parts (then every port of it can receive
+// from another part; a shared port once).
+struct Capacity {
+  double bytes_per_us = 0.0;
+  double alpha_us = kInf;
+  void add(double bytes, double alpha) {
+    bytes_per_us += bytes;
+    alpha_us = std::min(alpha_us, alpha);
+  }
+};
+
+Capacity capacity_between_parts(const Resources& res, const std::vector<int>& part) {
+  Capacity out;
   for (const auto& e : res.links) {
-    capacity += e.bytes_per_us;
-    alpha = std::min(alpha, e.alpha_us);
+    if (part[e.src] != part[e.dst]) out.add(e.bytes_per_us, e.alpha_us);
   }
   for (const auto& h : res.switches) {
-    capacity += h.bytes_per_us * static_cast<double>(h.ports.size());
-    alpha = std::min(alpha, h.alpha_us);
+    const bool spans_parts = std::any_of(h.ranks.begin(), h.ranks.end(),
+                                         [&](int r) { return part[r] != part[h.ranks[0]]; });
+    if (spans_parts) out.add(h.bytes_per_us * static_cast<double>(h.ports.size()), h.alpha_us);
   }
-  if (capacity <= 0.0) return kInf;
-  return alpha + transfers * chunk_bytes / capacity;
+  return out;
+}
+
+// Traffic bound over a partition: T >= alpha_min + c x (transfers between parts) / (capacity
+// between parts). With every rank alone it is the total-traffic bound; with the nodes, the
+// node-traffic bound (2(N-1) inter-node transfers per allreduce chunk over the NICs).
+double traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources& res,
+                     const std::vector<int>& part, bool combining, double chunk_bytes) {
+  double transfers = 0.0;
+  for (const ChunkNeed& c : chunks) transfers += transfers_between_parts(c, part, combining);
+  if (transfers <= 0.0) return 0.0;
+  const Capacity capacity = capacity_between_parts(res, part);
+  if (capacity.bytes_per_us <= 0.0) return kInf;
+  return capacity.alpha_us + transfers * chunk_bytes / capacity.bytes_per_us;
 }
 
 // `t` with its host switches counted as switches: routed sends may use them (simulate's
@@ -495,8 +547,15 @@ LowerBound lower_bound(const Topology& given, const Collective& collective, int6
       out.cut_us = std::max(out.cut_us, cut_bound(res, chunks, cut, chunk_bytes));
     }
   }
-  out.total_traffic_us = total_traffic_bound(chunks, res, collective.combining, chunk_bytes);
-  out.bandwidth_us = std::max({out.ingress_egress_us, out.cut_us, out.total_traffic_us});
+  out.total_traffic_us =
+      traffic_bound(chunks, res, each_rank_alone(n), collective.combining, chunk_bytes);
+  // Intra-node transfers free: the same count over the nodes (nothing new with one node).
+  if (topology.nodes.size() >= 2) {
+    out.node_traffic_us =
+        traffic_bound(chunks, res, node_parts(topology), collective.combining, chunk_bytes);
+  }
+  out.bandwidth_us =
+      std::max({out.ingress_egress_us, out.cut_us, out.total_traffic_us, out.node_traffic_us});
   // Every collective call pays the launch overhead once before any transfer (simulate.h).
   out.launch_us = topology.launch_us;
   out.lower_bound_us = out.launch_us + std::max(out.latency_us, out.bandwidth_us);

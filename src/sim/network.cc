@@ -51,6 +51,28 @@ Network::Network(const Topology& topology)
       switches_of_[r].push_back(static_cast<int>(s));
       switch_egress_group_[s][r] = egress;
     }
+    add_socket_groups(s);
+  }
+}
+
+void Network::add_socket_groups(size_t s) {
+  // One egress and one ingress group per socket: the socket interconnect's two directions at
+  // that socket, shared by every transfer between ports of different sockets.
+  const Switch& sw = switches_[s];
+  switch_rank_socket_.emplace_back(topology_.num_ranks, 0);
+  switch_socket_egress_.emplace_back();
+  if (sw.num_sockets() <= 1 || sw.socket_beta_us_per_mb <= 0.0) return;
+  const int capacity = sw.port_lanes > 0 ? sw.port_lanes : std::numeric_limits<int>::max();
+  for (int socket = 0; socket < sw.num_sockets(); ++socket) {
+    switch_socket_egress_[s].push_back(
+        add_group(capacity, 1, sw.socket_beta_us_per_mb / kBytesPerMb, true));
+    add_group(capacity, 1, sw.socket_beta_us_per_mb / kBytesPerMb, true);  // ingress
+  }
+  for (size_t i = 0; i < sw.ranks.size(); ++i) {
+    const int r = sw.ranks[i];
+    if (r >= 0 && r < topology_.num_ranks) {
+      switch_rank_socket_[s][r] = sw.socket_of_port(sw.port_of_member(i));
+    }
   }
 }
 
@@ -73,7 +95,12 @@ std::vector<int> Network::hops_of(const Connection& c) const {
   if (c.link_index >= 0) return {c.link_index};
   const int egress = switch_egress_group_[c.switch_index][c.src];
   const int ingress = switch_egress_group_[c.switch_index][c.dst] + 1;
-  return {egress, ingress};
+  const std::vector<int>& sockets = switch_socket_egress_[c.switch_index];
+  const int from = switch_rank_socket_[c.switch_index][c.src];
+  const int to = switch_rank_socket_[c.switch_index][c.dst];
+  if (sockets.empty() || from == to) return {egress, ingress};
+  // Between sockets: out of the source socket and into the destination socket as well.
+  return {egress, sockets[from], sockets[to] + 1, ingress};
 }
 
 int Network::route(int src, int dst) {
@@ -100,6 +127,7 @@ int Network::route(int src, int dst) {
     }
     route.alpha_us += c.alpha_us;
     route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
+    for (int g : hops) route.beta_us_per_byte = std::max(route.beta_us_per_byte, group_beta_[g]);
   }
   route.beta_us_per_byte = std::max(route.beta_us_per_byte, threadblock_us_per_byte_);
   routes_.push_back(std::move(route));

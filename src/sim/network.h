@@ -8,8 +8,10 @@
 // equally (docs/simulator.md). A send between ranks without a direct connection follows a
 // shortest path (in hops) and holds every hop for the whole transfer, so a direct algorithm on a
 // ring shows its congestion (TACOS fig. 1-2). Topology::host_switches are switches like the
-// others, used only when no link or fabric switch connects the pair; Topology::threadblock_gbps
-// caps the rate of every transfer.
+// others, used only when no link or fabric switch connects the pair; a transfer between ports
+// on different CPU sockets (Switch::port_socket) also holds the socket interconnect's egress
+// group of its source socket and ingress group of its destination socket, shared like ports.
+// Topology::threadblock_gbps caps the rate of every transfer.
 
 #include <cstdint>
 #include <map>
@@ -66,11 +68,14 @@ class Network {
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
   std::vector<LinkUsage> usage(double time_us) const;
-  /// Per group, its index in usage() (every group is reported once).
+  /// Per group, its index in usage() (every link and port group is reported once; socket
+  /// interconnect groups are not reported: -1).
   std::vector<int> usage_index() const;
 
  private:
   int add_group(int capacity, int lanes, double beta_us_per_byte, bool shared);
+  /// The socket interconnect groups of switch `s` (Switch::port_socket), none for one socket.
+  void add_socket_groups(size_t s);
   /// Calls visit(src, dst, group) for every group in usage() order.
   template <typename Visit>
   void for_each_reported_group(Visit&& visit) const;
@@ -99,7 +104,9 @@ class Network {
   // FIFO of waiting threadblocks per group: entries from queue_head_ on are live.
   std::vector<std::vector<int>> queues_;
   std::vector<size_t> queue_head_;
-  std::vector<std::vector<int>> switch_egress_group_;  // [switch][rank] -> group, ingress = +1
+  std::vector<std::vector<int>> switch_egress_group_;   // [switch][rank] -> group, ingress = +1
+  std::vector<std::vector<int>> switch_socket_egress_;  // [switch][socket] -> group, ingress +1
+  std::vector<std::vector<int>> switch_rank_socket_;    // [switch][rank] -> socket
   std::vector<Route> routes_;
   std::map<std::pair<int, int>, int> route_index_;  // setup only, never in the event loop
 };

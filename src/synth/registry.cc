@@ -199,18 +199,23 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
   options.refine_passes = param(o, "refine", options.refine_passes);
   options.bytes = o.bytes.value_or(kDefaultBytes);
   options.rails = param(o, "rails", -1);
+  options.split = param(o, "split", -1);
   const auto started = std::chrono::steady_clock::now();
   TreesResult r = synthesize_trees(topology, collective, options);
   const double seconds = seconds_since(started);
-  report(o, fmt::format("trees: {} trees per root, {} pieces each{}, bottleneck {:.4f}x the "
-                        "port bound, depth {}, {:.3f} s",
-                        r.trees_per_root, r.pieces, r.rails ? ", rails" : "", r.bottleneck_ratio,
-                        r.max_depth, seconds));
+  report(o,
+         fmt::format("trees: {} split, {} trees per root, {} pieces each{}, bottleneck "
+                     "{:.4f}x the port bound, depth {}, {:.3f} s",
+                     r.split == TreesSplit::kFlat ? "flat" : "hierarchical", r.trees_per_root,
+                     r.pieces, r.rails ? ", rails" : "", r.bottleneck_ratio, r.max_depth, seconds));
   SynthResult out;
   out.status = SynthStatus::kFeasible;  // greedy packing: no optimality claim
   out.stats = {{"trees_per_root", r.trees_per_root},
                {"pieces", r.pieces},
                {"rails", r.rails},
+               {"split", r.split == TreesSplit::kFlat ? "flat" : "hierarchical"},
+               {"flat_packed_us", r.flat_packed_us},
+               {"hier_packed_us", r.hier_packed_us},
                {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
                {"max_depth", r.max_depth},
                {"packed_bandwidth_us", r.packed_us},
@@ -235,6 +240,10 @@ Synthesizer trees_synthesizer() {
       {"rails", ParamKind::kInt,
        "1: between nodes, switch edges only to the next node and the same local port; 0: any "
        "(default: 1 where a switch joins 3 or more nodes)",
+       true},
+      {"split", ParamKind::kInt,
+       "0: trees over all ranks; 1: hierarchical (rails across the nodes, then inside every "
+       "node); default: whichever packs faster",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;

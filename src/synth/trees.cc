@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <string>
 #include <tuple>
@@ -125,17 +126,33 @@ bool strongly_connected(const PackGraph& g) {
          reaches_all(bfs_hop_distances(reverse_adjacency(adjacency), 0));
 }
 
-// The packing graph of `t`; transposed reverses every edge but keeps its resources (an in-tree
-// of the topology is an out-tree of the transposed graph).
-PackGraph build_graph(const Topology& t, bool transposed, bool rails) {
+// Whether every member of `members` lies in one node of `t`.
+bool in_one_node(const Topology& t, const std::vector<int>& members) {
+  return std::all_of(members.begin(), members.end(),
+                     [&](int r) { return t.node_of(r) == t.node_of(members.front()); });
+}
+
+// Whether a switch joins ranks of more than one node (a NIC switch, not an in-node one).
+bool joins_nodes(const Topology& t, const Switch& sw) { return !in_one_node(t, sw.ranks); }
+
+// The packing graph of `t` among `members` (every rank when empty; ranks renumbered by their
+// position in members); transposed reverses every edge but keeps its resources (an in-tree of
+// the topology is an out-tree of the transposed graph). Members of one node keep only its links
+// and in-node switches. Resources come from `table`, which packings of one phase share.
+PackGraph build_graph(const Topology& t, bool transposed, bool rails,
+                      const std::vector<int>& members, ResourceTable& table) {
   PackGraph g;
-  g.num_ranks = t.num_ranks;
-  g.out_edges.resize(t.num_ranks);
-  ResourceTable table;
+  std::vector<int> local(t.num_ranks, members.empty() ? 0 : -1);
+  if (members.empty()) std::iota(local.begin(), local.end(), 0);
+  for (size_t i = 0; i < members.size(); ++i) local.at(members[i]) = static_cast<int>(i);
+  const bool one_node = !members.empty() && in_one_node(t, members);
+  g.num_ranks = members.empty() ? t.num_ranks : static_cast<int>(members.size());
+  g.out_edges.resize(g.num_ranks);
   const Rails rail(t);
   for (const Connection& c : t.connections()) {
-    if (rails && !rail.keeps(c)) continue;
-    PackEdge e{c.src, c.dst, {}};
+    if (local[c.src] < 0 || local[c.dst] < 0 || (rails && !rail.keeps(c))) continue;
+    if (one_node && c.switch_index >= 0 && joins_nodes(t, t.switches[c.switch_index])) continue;
+    PackEdge e{local[c.src], local[c.dst], {}};
     if (c.link_index >= 0) {
       e.resources = {table.link(t, c.link_index)};
     } else {
@@ -151,9 +168,11 @@ PackGraph build_graph(const Topology& t, bool transposed, bool rails) {
     g.edges.push_back(std::move(e));
   }
   g.capacity = table.capacities();
-  if (rails && !strongly_connected(g)) {
-    throw UserError("", "rails",
-                    "rails between the nodes of " + t.name + " leave some ranks unreachable");
+  if (!strongly_connected(g)) {
+    throw UserError("", rails ? "rails" : "trees",
+                    std::string(rails ? "rails between the nodes of " : "the connections of ") +
+                        t.name + " leave some ranks unreachable" +
+                        (members.empty() ? "" : " among a group of its ranks"));
   }
   return g;
 }
@@ -188,12 +207,14 @@ double port_bound(const PackGraph& g, int trees_per_root) {
 // The greedy packer's state: resource loads (trees through each) and the congestion prices.
 class Packer {
  public:
-  Packer(const PackGraph& g, double bound, double depth_weight)
+  // `load`: trees other packings of the same phase already put on each resource.
+  Packer(const PackGraph& g, double bound, double depth_weight, std::vector<double> load)
       : g_(g),
         bound_(bound),
-        load_(g.capacity.size(), 0),
+        load_(std::move(load)),
         marginal_(g.capacity.size()),
         depth_weight_(depth_weight) {
+    load_.resize(g.capacity.size(), 0);
     for (size_t r = 0; r < load_.size(); ++r) update(static_cast<int>(r));
   }
 
@@ -242,6 +263,8 @@ class Packer {
       if (e >= 0) charge_edge(e, -1);
     }
   }
+
+  const std::vector<double>& loads() const { return load_; }
 
   // Largest load / capacity over the resources (us per MB of one tree's data).
   double bottleneck() const {
@@ -300,15 +323,63 @@ std::vector<int> depths(const std::vector<int>& parent) {
   return depth;
 }
 
+// pack_trees on `table`'s resources on top of `load` (trees that other packings of the same
+// phase put on each resource; this packing's are added): the prices and the bottleneck see both.
+TreePacking pack_into(const Topology& topology, int trees_per_root, const PackOptions& o,
+                      ResourceTable& table, std::vector<double>& load) {
+  if (trees_per_root < 1) throw UserError("", "trees", "must be >= 1");
+  const PackGraph g = build_graph(topology, o.transposed, o.rails, o.members, table);
+  TreePacking out;
+  out.num_ranks = g.num_ranks;
+  out.trees_per_root = trees_per_root;
+  out.port_bound_us_per_mb = port_bound(g, trees_per_root);
+  Packer packer(g, out.port_bound_us_per_mb, o.depth_weight, load);
+  const int n = g.num_ranks;
+  std::vector<std::vector<int>> trees(static_cast<size_t>(n) * trees_per_root);
+  // Round-robin over roots so that every root's first tree sees the same early prices.
+  for (int j = 0; j < trees_per_root; ++j) {
+    for (int r = 0; r < n; ++r) {
+      std::vector<int>& tree = trees[static_cast<size_t>(r) * trees_per_root + j];
+      tree = packer.grow(r);
+    }
+  }
+  for (int pass = 0; pass < o.refine_passes; ++pass) {
+    for (size_t t = 0; t < trees.size(); ++t) {
+      packer.remove(trees[t]);
+      trees[t] = packer.grow(static_cast<int>(t) / trees_per_root);
+    }
+  }
+  out.bottleneck_us_per_mb = packer.bottleneck();
+  load = packer.loads();
+  for (const std::vector<int>& tree : trees) {
+    out.parents.push_back(parents_of(g, tree));
+    const std::vector<int> depth = depths(out.parents.back());
+    out.max_depth = std::max(out.max_depth, *std::max_element(depth.begin(), depth.end()));
+  }
+  return out;
+}
+
 // Channel hints for tree edges: trees sharing a link of L lanes take channels 0..L-1 in turn,
-// so that the compiler gives each lane its own threadblock (one transfer at a time each); -1
-// (the compiler's choice) on single-lane connections. In-trees use the reversed connection.
+// so that the compiler gives each lane its own threadblock (one transfer at a time each); on a
+// switch port faster than one threadblock, trees sharing a connection likewise take as many
+// channels as the port needs threadblocks; -1 (the compiler's choice) elsewhere. In-trees use
+// the reversed connection.
 class LaneCounter {
  public:
   LaneCounter(const Topology& t, bool transposed) : ranks_(t.num_ranks), transposed_(transposed) {
     for (const Connection& c : t.connections()) {
-      if (c.lanes > 1) lanes_[key(c.src, c.dst)] = {c.lanes, 0};
+      const int lanes = std::max(c.lanes, threadblocks_to_fill(t, c));
+      if (lanes > 1) lanes_[key(c.src, c.dst)] = {lanes, 0};
     }
+  }
+
+  // Threadblocks a switch connection needs to fill its port alone when one threadblock moves at
+  // most Topology::threadblock_gbps (an NVSwitch port of 300 GB/s: 12 at 25 GB/s); 1 otherwise.
+  // (Fewer, e.g. 2 per peer with 7 peers, measured slower: trees do not use every peer at once.)
+  static int threadblocks_to_fill(const Topology& t, const Connection& c) {
+    if (c.switch_index < 0 || t.threadblock_gbps <= 0) return 1;
+    const double port_gbps = gbps_from_beta(t.switches[c.switch_index].port_beta_us_per_mb);
+    return std::max(1, static_cast<int>(std::ceil(port_gbps / t.threadblock_gbps - 1e-9)));
   }
 
   int next_channel(int u, int v) {
@@ -329,8 +400,10 @@ class LaneCounter {
 // Ops of an allgather down the packed trees: tree j of root r carries chunks r*C + j*p ..
 // + p - 1 (p = C / trees per root); piece i crosses the edge into a rank at depth d in step
 // i + d - 1, so consecutive pieces follow each other down the tree.
-Algorithm allgather_down_trees(const TreePacking& packing, Collective collective,
-                               LaneCounter lanes) {
+// `members` names the ranks of the packing's indices (empty: the same numbers), for the lanes.
+Algorithm allgather_down_trees(const TreePacking& packing, Collective collective, LaneCounter lanes,
+                               const std::vector<int>& members = {}) {
+  auto rank = [&members](int v) { return members.empty() ? v : members[v]; };
   Algorithm a;
   a.collective = std::move(collective);
   const int per_root = packing.trees_per_root;
@@ -343,7 +416,7 @@ Algorithm allgather_down_trees(const TreePacking& packing, Collective collective
         root * a.collective.chunks_per_rank + (static_cast<int>(t) % per_root) * pieces;
     for (int v = 0; v < packing.num_ranks; ++v) {
       if (parent[v] < 0) continue;
-      const int channel = lanes.next_channel(parent[v], v);
+      const int channel = lanes.next_channel(rank(parent[v]), rank(v));
       for (int i = 0; i < pieces; ++i) {
         a.ops.push_back({first + i, parent[v], v, OpKind::kCopy, i + depth[v] - 1, -1, 1, channel});
       }
@@ -494,6 +567,161 @@ void check_inputs(const Topology& topology, const Collective& c, int trees_per_r
   }
 }
 
+// The divisors of `chunks` up to 8: the trees per root that can share its chunks evenly.
+std::vector<int> divisors_up_to_8(int chunks) {
+  std::vector<int> out;
+  for (int k = 1; k <= std::min(chunks, 8); ++k) {
+    if (chunks % k == 0) out.push_back(k);
+  }
+  return out;
+}
+
+// The packings of one phase of the hierarchical split over several rank groups (the nodes, or
+// the rails), packed one after the other against the load of those before, so that groups
+// sharing a resource (the rails of a NIC that two GPUs share) share it in the prices and in the
+// bottleneck.
+struct GroupPacking {
+  std::vector<TreePacking> packings;  // per group, parents over the group's indices
+  double bottleneck_us_per_mb = 0;    // of one tree's data, over all groups' load together
+  double port_bound_us_per_mb = 0;    // the largest group's per-rank bound
+  int max_depth = 0;
+};
+
+GroupPacking pack_groups(const Topology& t, const std::vector<std::vector<int>>& groups,
+                         int trees_per_root, PackOptions o) {
+  ResourceTable table;
+  std::vector<double> load;
+  GroupPacking out;
+  for (const std::vector<int>& members : groups) {
+    o.members = members;
+    out.packings.push_back(pack_into(t, trees_per_root, o, table, load));
+    out.max_depth = std::max(out.max_depth, out.packings.back().max_depth);
+    out.port_bound_us_per_mb =
+        std::max(out.port_bound_us_per_mb, out.packings.back().port_bound_us_per_mb);
+    out.bottleneck_us_per_mb = out.packings.back().bottleneck_us_per_mb;  // load so far
+  }
+  return out;
+}
+
+// Of the divisors of `chunks` up to 8, the trees per root whose group packing has the
+// smallest bottleneck per byte (the fewest unless more are 0.5% better), as best_of.
+int best_group_trees(const Topology& t, const std::vector<std::vector<int>>& groups, int chunks,
+                     const PackOptions& o) {
+  const std::vector<int> candidates = divisors_up_to_8(chunks);
+  int best = candidates.front();
+  double best_per_byte = 0;
+  for (const int k : candidates) {
+    if (candidates.size() == 1) break;
+    const double per_byte = pack_groups(t, groups, k, o).bottleneck_us_per_mb / k;
+    if (k == candidates.front() || per_byte < best_per_byte * 0.995) {
+      best = k;
+      best_per_byte = per_byte;
+    }
+  }
+  return best;
+}
+
+// The rank groups of the hierarchical split: the nodes, and the rails (rails[g]: the rank of
+// local index g of every node, in node order). Empty unless there are 2 or more nodes of equal
+// size >= 2.
+struct Hierarchy {
+  std::vector<std::vector<int>> nodes, rails;
+  bool applies() const { return !rails.empty(); }
+};
+
+Hierarchy hierarchy_of(const Topology& t) {
+  Hierarchy h;
+  if (t.nodes.size() < 2 || t.nodes.front().size() < 2) return h;
+  for (const std::vector<int>& node : t.nodes) {
+    if (node.size() != t.nodes.front().size()) return h;
+  }
+  h.nodes = t.nodes;
+  h.rails.assign(t.nodes.front().size(), {});
+  for (const std::vector<int>& node : t.nodes) {
+    for (size_t g = 0; g < node.size(); ++g) h.rails[g].push_back(node[g]);
+  }
+  return h;
+}
+
+// Appends the ops of `local`, an algorithm among `members` (its rank i is members[i]), with
+// chunks renamed by chunk_of (local -> global) and steps shifted by step0.
+void append_placed(const Algorithm& local, const std::vector<int>& members,
+                   const std::vector<int>& chunk_of, int step0, Algorithm& out) {
+  for (ChunkOp op : local.ops) {
+    CCSYNTH_CHECK(op.count == 1) << "trees ops carry one chunk each";
+    op.chunk = chunk_of.at(op.chunk);
+    op.src = members.at(op.src);
+    op.dst = members.at(op.dst);
+    op.step += step0;
+    out.ops.push_back(op);
+  }
+}
+
+// What hier_allgather_down_trees packed: each phase's bandwidth time, its worst packing ratio
+// to the per-rank bound, the deepest tree.
+struct HierFigures {
+  double rail_us = 0;
+  double node_us = 0;
+  double bottleneck_ratio = 0;
+  int max_depth = 0;
+};
+
+// Trees per root of the two phases of the hierarchical split.
+struct HierTrees {
+  int rail = 1;  // divides the chunks per rank C
+  int node = 1;  // divides N x C
+};
+
+// A hierarchical allgather with `chunks` (C) chunks per rank on N nodes of G ranks: first every
+// rail allgathers its ranks' chunks across the nodes (N ranks, C chunks each), then every node
+// allgathers inside itself what its ranks hold (G ranks, N x C chunks each; a rank's own node's
+// chunks first, those arriving from the next nodes after, in the order the rail delivers them).
+// With `transposed` both phases are packed as in-trees (for the inverse, a reducescatter).
+// rail_us / node_us: each phase's packed bandwidth time for chunks of chunk_bytes.
+Algorithm hier_allgather_down_trees(const Topology& t, const Hierarchy& h, int chunks,
+                                    const HierTrees& k, PackOptions o, double chunk_bytes,
+                                    HierFigures& figures) {
+  const int N = static_cast<int>(h.nodes.size()), G = static_cast<int>(h.rails.size());
+  Algorithm out;
+  out.collective = make_collective(CollectiveKind::kAllGather, t.num_ranks, chunks);
+  const GroupPacking rail = pack_groups(t, h.rails, k.rail, o);
+  int rail_steps = 0;
+  for (int g = 0; g < G; ++g) {
+    const std::vector<int>& members = h.rails[g];
+    const Algorithm a = allgather_down_trees(rail.packings[g],
+                                             make_collective(CollectiveKind::kAllGather, N, chunks),
+                                             LaneCounter(t, o.transposed), members);
+    std::vector<int> chunk_of(static_cast<size_t>(N) * chunks);
+    for (int x = 0; x < N * chunks; ++x) chunk_of[x] = members[x / chunks] * chunks + x % chunks;
+    append_placed(a, members, chunk_of, 0, out);
+    rail_steps = std::max(rail_steps, a.num_steps());
+  }
+  o.rails = false;  // inside a node
+  const GroupPacking node = pack_groups(t, h.nodes, k.node, o);
+  const int per_rank = N * chunks;
+  for (int n = 0; n < N; ++n) {
+    const std::vector<int>& members = h.nodes[n];
+    const Algorithm a = allgather_down_trees(
+        node.packings[n], make_collective(CollectiveKind::kAllGather, G, per_rank),
+        LaneCounter(t, o.transposed), members);
+    std::vector<int> chunk_of(static_cast<size_t>(G) * per_rank);
+    for (int l = 0; l < G; ++l) {
+      for (int x = 0; x < per_rank; ++x) {
+        const int from_node = (n + x / chunks) % N;
+        chunk_of[l * per_rank + x] = h.nodes[from_node][l] * chunks + x % chunks;
+      }
+    }
+    append_placed(a, members, chunk_of, rail_steps, out);
+  }
+  sort_ops(out);
+  figures.rail_us = rail.bottleneck_us_per_mb * chunks / k.rail * chunk_bytes / kBytesPerMb;
+  figures.node_us = node.bottleneck_us_per_mb * per_rank / k.node * chunk_bytes / kBytesPerMb;
+  figures.bottleneck_ratio = std::max(rail.bottleneck_us_per_mb / rail.port_bound_us_per_mb,
+                                      node.bottleneck_us_per_mb / node.port_bound_us_per_mb);
+  figures.max_depth = std::max(rail.max_depth, node.max_depth);
+  return out;
+}
+
 // Depth weights tried (PackOptions::depth_weight): above kManyRanks only 0, where pipelines
 // are long anyway and each packing costs seconds.
 std::vector<double> depth_weights(const Topology& t) {
@@ -509,7 +737,7 @@ int best_of(const Topology& topology, const std::vector<int>& candidates, int re
   int best = candidates.front();
   double best_per_byte = 0;
   for (const int k : candidates) {
-    const TreePacking p = pack_trees(topology, k, {false, refine_passes, 0.0, rails});
+    const TreePacking p = pack_trees(topology, k, {false, refine_passes, 0.0, rails, {}});
     const double per_byte = p.bottleneck_us_per_mb / k;
     if (k == candidates.front() || per_byte < best_per_byte * 0.995) {
       best = k;
@@ -522,45 +750,15 @@ int best_of(const Topology& topology, const std::vector<int>& candidates, int re
 // The trees per root for `chunks`: the given count, or the best divisor of chunks up to 8.
 int choose_trees(const Topology& topology, int chunks, const TreesOptions& o, bool rails) {
   if (o.trees_per_root > 0) return o.trees_per_root;
-  std::vector<int> divisors;
-  for (int k = 1; k <= std::min(chunks, 8); ++k) {
-    if (chunks % k == 0) divisors.push_back(k);
-  }
-  return best_of(topology, divisors, o.refine_passes, rails);
+  return best_of(topology, divisors_up_to_8(chunks), o.refine_passes, rails);
 }
 
 }  // namespace
 
 TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackOptions& o) {
-  if (trees_per_root < 1) throw UserError("", "trees", "must be >= 1");
-  const PackGraph g = build_graph(topology, o.transposed, o.rails);
-  TreePacking out;
-  out.num_ranks = topology.num_ranks;
-  out.trees_per_root = trees_per_root;
-  out.port_bound_us_per_mb = port_bound(g, trees_per_root);
-  Packer packer(g, out.port_bound_us_per_mb, o.depth_weight);
-  const int n = topology.num_ranks;
-  std::vector<std::vector<int>> trees(static_cast<size_t>(n) * trees_per_root);
-  // Round-robin over roots so that every root's first tree sees the same early prices.
-  for (int j = 0; j < trees_per_root; ++j) {
-    for (int r = 0; r < n; ++r) {
-      std::vector<int>& tree = trees[static_cast<size_t>(r) * trees_per_root + j];
-      tree = packer.grow(r);
-    }
-  }
-  for (int pass = 0; pass < o.refine_passes; ++pass) {
-    for (size_t t = 0; t < trees.size(); ++t) {
-      packer.remove(trees[t]);
-      trees[t] = packer.grow(static_cast<int>(t) / trees_per_root);
-    }
-  }
-  out.bottleneck_us_per_mb = packer.bottleneck();
-  for (const std::vector<int>& tree : trees) {
-    out.parents.push_back(parents_of(g, tree));
-    const std::vector<int> depth = depths(out.parents.back());
-    out.max_depth = std::max(out.max_depth, *std::max_element(depth.begin(), depth.end()));
-  }
-  return out;
+  ResourceTable table;
+  std::vector<double> load;
+  return pack_into(topology, trees_per_root, o, table, load);
 }
 
 int best_trees_per_root(const Topology& topology, int max_trees) {
@@ -585,67 +783,180 @@ int default_chunks_per_rank(const Topology& topology) {
   return best_trees_per_root(topology) * (topology.num_ranks > kManyRanks ? 1 : kDefaultPieces);
 }
 
-TreesResult synthesize_trees(const Topology& topology, const Collective& c, const TreesOptions& o) {
-  const int chunks = c.chunks_per_rank;
-  const bool rails = o.rails < 0 ? uses_rails_by_default(topology) : o.rails != 0;
-  const int k = choose_trees(topology, chunks, o, rails);
-  check_inputs(topology, c, k);
-  TreesResult r;
-  r.trees_per_root = k;
-  r.pieces = chunks / k;
-  r.rails = rails;
-  const int n = c.num_ranks;
-  const Collective ag = make_collective(CollectiveKind::kAllGather, n, chunks);
-  const double chunk_bytes = static_cast<double>(o.bytes) / c.input_chunks;
-  // The last phase's schedule makespan (the estimate of a one-phase collective).
-  double best_us = 0;
-  // One phase: an allgather down out-trees, or (transposed) the inverse of one down in-trees,
-  // where reductions flow up to every root; of the packings with each depth weight, the one
-  // whose list schedule ends first.
-  auto phase = [&](bool transposed) {
-    Algorithm best;
-    best_us = 0;
-    for (const double weight : depth_weights(topology)) {
-      const TreePacking p = pack_trees(topology, k, {transposed, o.refine_passes, weight, rails});
-      Algorithm a = allgather_down_trees(p, ag, LaneCounter(topology, transposed));
-      if (transposed) a = invert(a);
-      const double us = ListScheduler(a, topology, chunk_bytes).run();
-      if (best_us > 0 && us >= best_us) continue;
-      best = std::move(a);
-      best_us = us;
-      r.max_depth = p.max_depth;
-      r.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
-      // A tree carries C / k chunks.
-      r.packed_us = p.bottleneck_us_per_mb * chunks / k * chunk_bytes / kBytesPerMb;
+namespace {
+
+// A phase (allgather or reducescatter) or a whole collective as made by one split, with the
+// figures TreesResult reports.
+struct Made {
+  Algorithm algorithm;
+  double packed_us = 0;    // bandwidth time of the packing(s)
+  double estimate_us = 0;  // list schedule makespan
+  int trees_per_root = 0;  // hierarchical: the rails'
+  double bottleneck_ratio = 0;
+  int max_depth = 0;
+};
+
+// Builds the phases of synthesize_trees by either split. Of the packings with each depth weight,
+// a phase keeps the one whose list schedule ends first.
+class TreesBuilder {
+ public:
+  TreesBuilder(const Topology& t, const Collective& c, const TreesOptions& o, bool rails)
+      : t_(t),
+        chunks_(c.chunks_per_rank),
+        chunk_bytes_(static_cast<double>(o.bytes) / c.input_chunks),
+        refine_(o.refine_passes),
+        rails_(rails) {}
+
+  // An allgather down out-trees over all ranks, or (transposed) the inverse of one down
+  // in-trees, where reductions flow up to every root; k trees per root.
+  Made flat(bool transposed, int k) const {
+    const Collective ag = make_collective(CollectiveKind::kAllGather, t_.num_ranks, chunks_);
+    return best_weight([&](double weight) {
+      const TreePacking p = pack_trees(t_, k, {transposed, refine_, weight, rails_, {}});
+      Made m;
+      m.algorithm = allgather_down_trees(p, ag, LaneCounter(t_, transposed));
+      if (transposed) m.algorithm = invert(m.algorithm);
+      m.max_depth = p.max_depth;
+      m.trees_per_root = k;
+      m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
+      m.packed_us = p.bottleneck_us_per_mb * chunks_ / k * chunk_bytes_ / kBytesPerMb;  // C/k each
+      return m;
+    });
+  }
+
+  // The hierarchical allgather (rails across the nodes, then inside every node), or
+  // (transposed) the inverse of one packed as in-trees: a reducescatter inside every node, then
+  // along the rails. Its packed time is the sum of the two parts': they use disjoint resources
+  // (NICs, in-node links) and could overlap piece by piece, but the simulated programs run
+  // them one after the other (docs/trees.md "The hierarchical split").
+  Made hier(bool transposed, const Hierarchy& h) const {
+    const PackOptions base{transposed, refine_, 0.0, rails_, {}};
+    PackOptions in_node = base;
+    in_node.rails = false;
+    const HierTrees k{
+        best_group_trees(t_, h.rails, chunks_, base),
+        best_group_trees(t_, h.nodes, static_cast<int>(h.nodes.size()) * chunks_, in_node)};
+    return best_weight([&](double weight) {
+      PackOptions o = base;
+      o.depth_weight = weight;
+      HierFigures f;
+      Made m;
+      m.algorithm = hier_allgather_down_trees(t_, h, chunks_, k, o, chunk_bytes_, f);
+      if (transposed) m.algorithm = invert(m.algorithm);
+      m.packed_us = f.rail_us + f.node_us;
+      m.trees_per_root = k.rail;
+      m.bottleneck_ratio = f.bottleneck_ratio;
+      m.max_depth = f.max_depth;
+      return m;
+    });
+  }
+
+  // Allreduce as `rs` then `ag`, with its list schedule.
+  Made allreduce(Made rs, Made ag, const Collective& c) const {
+    Made m;
+    m.algorithm = allreduce_from(rs.algorithm, ag.algorithm);
+    m.algorithm.collective = c;
+    m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
+    m.max_depth = std::max(rs.max_depth, ag.max_depth);
+    m.trees_per_root = ag.trees_per_root;
+    m.bottleneck_ratio = std::max(rs.bottleneck_ratio, ag.bottleneck_ratio);
+    // The phases follow each other (no byte of a chunk can leave for the allgather before all
+    // its contributions are in).
+    m.packed_us = rs.packed_us + ag.packed_us;
+    return m;
+  }
+
+ private:
+  // Of make(weight) for every depth weight, the one whose list schedule ends first (its start
+  // times set in the ops).
+  template <typename Make>
+  Made best_weight(const Make& make) const {
+    Made best;
+    for (const double weight : depth_weights(t_)) {
+      Made m = make(weight);
+      m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
+      if (best.estimate_us > 0 && m.estimate_us >= best.estimate_us) continue;
+      best = std::move(m);
     }
     return best;
-  };
-  auto allgather = [&] { return phase(false); };
-  auto reducescatter = [&] { return phase(true); };
-  switch (c.kind) {
-    case CollectiveKind::kAllGather:
-      r.algorithm = allgather();
-      r.estimate_us = best_us;  // start times already set by the phase's schedule
-      break;
-    case CollectiveKind::kReduceScatter:
-      r.algorithm = reducescatter();
-      r.estimate_us = best_us;
-      break;
-    case CollectiveKind::kAllReduce: {
-      const Algorithm rs = reducescatter();
-      const TreesResult first = r;
-      const Algorithm ag_phase = allgather();
-      r.max_depth = std::max(r.max_depth, first.max_depth);
-      r.bottleneck_ratio = std::max(r.bottleneck_ratio, first.bottleneck_ratio);
-      r.packed_us += first.packed_us;
-      r.algorithm = allreduce_from(rs, ag_phase);
-      r.estimate_us = ListScheduler(r.algorithm, topology, chunk_bytes).run();
-      break;
-    }
-    default:
-      throw UserError("", "collective",
-                      "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
   }
+
+  const Topology& t_;
+  int chunks_;
+  double chunk_bytes_;
+  int refine_;
+  bool rails_;
+};
+
+// The hierarchy of `t` for split option `split` (-1 auto, 0 flat, 1 hierarchical): empty where
+// the flat split is asked for or the hierarchical one does not apply. UserError for an unknown
+// value, or 1 on a topology without 2 or more equal nodes of 2 or more ranks.
+Hierarchy hierarchy_for(const Topology& t, int split) {
+  if (split < -1 || split > 1) {
+    throw UserError(
+        "", "split",
+        "must be -1 (either), 0 (flat) or 1 (hierarchical), not " + std::to_string(split));
+  }
+  if (split == 0) return {};
+  Hierarchy h = hierarchy_of(t);
+  if (split == 1 && !h.applies()) {
+    throw UserError("", "split",
+                    "the hierarchical split needs 2 or more nodes of equal size >= 2; " + t.name +
+                        " has " + std::to_string(t.nodes.size()) + " node(s)");
+  }
+  return h;
+}
+
+}  // namespace
+
+TreesResult synthesize_trees(const Topology& topology, const Collective& c, const TreesOptions& o) {
+  const int chunks = c.chunks_per_rank;
+  if (c.kind != CollectiveKind::kAllGather && c.kind != CollectiveKind::kReduceScatter &&
+      c.kind != CollectiveKind::kAllReduce) {
+    throw UserError("", "collective",
+                    "trees synthesizes allgather, reducescatter and allreduce, not " + c.name);
+  }
+  const bool rails = o.rails < 0 ? uses_rails_by_default(topology) : o.rails != 0;
+  const Hierarchy h = hierarchy_for(topology, o.split);
+  const bool flat_too = o.split != 1;
+  const int k = flat_too ? choose_trees(topology, chunks, o, rails) : 1;
+  check_inputs(topology, c, k);
+  const TreesBuilder build(topology, c, o, rails);
+  // The collective by one split: one phase, or reducescatter then allgather.
+  auto make = [&](auto phase) {
+    switch (c.kind) {
+      case CollectiveKind::kAllGather: return phase(false);
+      case CollectiveKind::kReduceScatter: return phase(true);
+      default: return build.allreduce(phase(true), phase(false), c);
+    }
+  };
+  std::optional<Made> flat, hier;
+  if (flat_too) flat = make([&](bool transposed) { return build.flat(transposed, k); });
+  if (h.applies()) {
+    try {
+      hier = make([&](bool transposed) { return build.hier(transposed, h); });
+    } catch (const UserError& e) {
+      // Asked for: say which split failed (e.g. a rail without a cross-node connection).
+      if (!flat)
+        throw UserError("", "split", "the hierarchical split does not apply: " + e.reason());
+    }
+  }
+  TreesResult r;
+  r.rails = rails;
+  r.flat_packed_us = flat ? flat->packed_us : 0;
+  r.hier_packed_us = hier ? hier->packed_us : 0;
+  // The hierarchical split where its packing is faster by more than 0.5% (or it alone is asked).
+  const bool use_hier = hier && (!flat || hier->packed_us < flat->packed_us * 0.995);
+  Made& made = use_hier ? *hier : *flat;
+  r.split = use_hier ? TreesSplit::kHierarchical : TreesSplit::kFlat;
+  r.trees_per_root = made.trees_per_root;
+  r.pieces = chunks / made.trees_per_root;
+  r.bottleneck_ratio = made.bottleneck_ratio;
+  r.max_depth = made.max_depth;
+  r.packed_us = made.packed_us;
+  r.estimate_us = made.estimate_us;
+  r.algorithm = std::move(made.algorithm);
+  r.algorithm.collective = c;
   r.algorithm.name = "trees_" + c.name;
   r.algorithm.topology = topology.name;
   return r;

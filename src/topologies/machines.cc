@@ -52,8 +52,15 @@ constexpr double kNdrNicGbps = 50.0;
 // SCCL sec. 5.1.2: xGMI measured ~33 GB/s, PCIe 4.0 x16 ~27 GB/s on the Gigabyte Z52.
 constexpr double kXgmiGbps = 33.0;
 constexpr double kPcie4Gbps = 27.0;
-// NCCL's topology model (src/graph/topo.h, 2.7-2.19): PCI_BW 12 GB/s for a PCIe 3.0 x16 path.
+// NCCL's topology model (src/graph/topo.h, 2.7-2.19): PCI_BW 12 GB/s for a PCIe 3.0 x16 path,
+// QPI_BW 6 GB/s for the QPI between two pre-Skylake Intel sockets (DGX-1's and NDv2's Xeon E5
+// v4 Broadwell; SKL_QPI_BW is for Skylake and later).
 constexpr double kPcie3Gbps = 12.0;
+constexpr double kQpiGbps = 6.0;
+// NCCL's per-hop hardware latency of a ring step in the Simple protocol (src/graph/tuning.cc
+// hwLat, 2.8): 3.4 us over NVLink, 5.7 us over PCI. The host path's alpha is the profiled
+// NVLink alpha scaled by that ratio, so PCIe costs what NCCL's own model says relative to NVLink.
+constexpr double kNcclPciOverNvlinkLatency = 5.7 / 3.4;
 // One threadblock drives at most one NVLink's worth of bandwidth: NCCL's topology search gives
 // each channel (one threadblock per peer) the bandwidth of one NVLink (topo.h SM70_NVLINK_BW
 // 21, SM80_NVLINK_BW 20 GB/s), and TACCL (sec. 6.2, fig. 9e) and MSCCLang (sec. 7.1.1) need
@@ -63,14 +70,22 @@ constexpr double kV100ThreadblockGbps = 1024.0 * 1024.0 / (kNdv2NvlinkBetaUsPerM
 constexpr double kNvlink25ThreadblockGbps = 25.0;
 
 // DGX-1 / NDv2 host path: GPUs 2k and 2k+1 share a PCIe switch whose x16 uplink leads to the
-// CPUs; NCCL's point-to-point between GPUs with no NVLink (0 and 4, 6, 7, ...) goes through it
-// (P2P over PCIe, or SHM through host memory across the sockets). One host switch, one port
-// per PCIe switch at PCI_BW. Not modelled: the QPI between the sockets (NCCL rates it lower
-// still, QPI_BW 6 GB/s) and the double copy of SHM. Only routed sends use it
-// (Topology::host_switches), so synthesizers never see it.
-Switch dgx1_host_switch() {
-  Switch host{"host_pcie", rank_range(0, 8), kNvlinkAlphaUs, beta_from_gbps(kPcie3Gbps), "pcie"};
+// CPUs; NCCL's point-to-point between GPUs with no NVLink (0 and 4, 6, 7, ...; every such pair
+// is across the two sockets) goes through it (P2P over PCIe, or SHM through host memory). One
+// host switch, one port per PCIe switch at PCI_BW, alpha per NCCL's PCI / NVLink latency ratio.
+// On `dgx1` (two Xeon E5-2698 v4, SCCL sec. 5.1.1) PCIe switches 0-1 hang off socket 0 (GPUs
+// 0-3) and 2-3 off socket 1, joined by QPI at NCCL's QPI_BW. NDv2's VM hides its sockets (TACCL
+// sec. 4.2: every GPU appears on one CPU), so `ndv2` has no socket link. Not modelled: SHM's
+// second copy through host memory. Only routed sends use it (Topology::host_switches), so
+// synthesizers never see it.
+Switch dgx1_host_switch(const std::string& name) {
+  Switch host{"host_pcie", rank_range(0, 8), kNvlinkAlphaUs * kNcclPciOverNvlinkLatency,
+              beta_from_gbps(kPcie3Gbps), "pcie"};
   host.port_group = {0, 0, 1, 1, 2, 2, 3, 3};
+  if (name == "dgx1") {
+    host.port_socket = {0, 0, 1, 1};
+    host.socket_beta_us_per_mb = beta_from_gbps(kQpiGbps);
+  }
   return host;
 }
 
@@ -94,7 +109,7 @@ Topology make_dgx1_like(const std::string& name) {
              {kNvlinkAlphaUs, kNdv2NvlinkBetaUsPerMb, 1}, "nvlink");
   }
   sort_links(t);
-  t.host_switches.push_back(dgx1_host_switch());
+  t.host_switches.push_back(dgx1_host_switch(name));
   t.threadblock_gbps = kV100ThreadblockGbps;
   return t;
 }

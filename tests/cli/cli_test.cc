@@ -124,6 +124,17 @@ TEST_F(Cli, BoundsMatchTheClosedForm) {
   EXPECT_NEAR(r.doc()["bandwidth_bound_us"].get<double>(), 7.0 * 46 / 6 + 0.7, 0.05);
 }
 
+TEST_F(Cli, BoundsReportTheNodeTrafficBound) {
+  // ndv2x4 allreduce of 1 GiB: 2(4-1) NIC crossings per byte over 4 NIC ports of 106 us/MiB.
+  const CliRun r = run("bounds -t ndv2x4 -c allreduce --size 1G --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NEAR(r.doc()["extra"]["node_traffic_bound_us"].get<double>(), 1.7 + 1.5 * 1024 * 106,
+              1e-6);
+  EXPECT_NEAR(r.doc()["bandwidth_bound_us"].get<double>(), 1.7 + 1.5 * 1024 * 106, 1e-6);
+  const CliRun text = run("bounds -t ndv2x4 -c allreduce --size 1G");
+  EXPECT_NE(text.out.find("node-traffic bound"), std::string::npos) << text.out;
+}
+
 TEST_F(Cli, CompileWritesAVerifiedProgram) {
   const std::string xml = path("c.xml");
   const CliRun r = run("compile " + kSource + "/examples/algorithms/ring_allgather_4.json -o " +

@@ -5,13 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "compiler/instruction_generation.h"
+#include "compiler/scheduling.h"
 
 namespace ccsynth::compiler {
 namespace {
@@ -170,6 +174,52 @@ TEST_P(RandomCompile, CompiledRandomAlgorithmVerifies) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RandomCompile, ::testing::Range(0, 400),
                          [](const auto& info) { return "Seed" + std::to_string(info.param); });
+
+// A schedule at the executor's step limit, or the reason it failed.
+struct Scheduled {
+  std::optional<Program> program;
+  std::string error;
+};
+
+Scheduled schedule_with(const Lowered& l, const SchedulingIndex& index, const CompileOptions& o,
+                        Rescheduling rescheduling) {
+  Relocations relocations;
+  try {
+    return {schedule(l, index, o.max_steps_per_threadblock, o, relocations, rescheduling), ""};
+  } catch (const UserError& e) {
+    return {std::nullopt, e.what()};
+  }
+}
+
+// A deadlock-fix round schedules again only the ranks whose decisions the fixes changed: the
+// same programs as scheduling every rank again. Tight FIFOs (1 slot) make the fixes happen;
+// the programs must then differ from the ones scheduled with 8 slots in many seeds.
+TEST(RandomScheduling, ReschedulingTheChangedRanksMatchesReschedulingEveryRank) {
+  int fixed = 0;
+  for (int seed = 0; seed < 300; ++seed) {
+    RandomAlgorithm gen(seed);
+    const auto kinds = builtin_collective_kinds();
+    const CollectiveKind kind = kinds[seed % kinds.size()];
+    const int R = gen.uniform(3, 8);
+    const Collective coll = make_collective(kind, R, gen.uniform(1, 6), gen.uniform(0, R - 1));
+    const Algorithm a = gen.make(coll);
+    CompileOptions o;
+    o.fifo_slots = 1;
+    o.fuse = true;
+    const Lowered l = generate_instructions(a, gen.uniform(0, 1) == 1);
+    const SchedulingIndex index = index_for_scheduling(l, o.fuse);
+    const Scheduled changed = schedule_with(l, index, o, Rescheduling::kChangedRanks);
+    const Scheduled every = schedule_with(l, index, o, Rescheduling::kEveryRank);
+    EXPECT_EQ(changed.error, every.error) << "seed " << seed;
+    ASSERT_EQ(changed.program.has_value(), every.program.has_value()) << "seed " << seed;
+    if (!changed.program) continue;
+    EXPECT_TRUE(*changed.program == *every.program) << "seed " << seed;
+    o.fifo_slots = 8;
+    const Scheduled roomy = schedule_with(l, index, o, Rescheduling::kChangedRanks);
+    if (roomy.program && !(*roomy.program == *changed.program)) ++fixed;
+  }
+  EXPECT_GT(fixed, 10);
+}
 
 }  // namespace
 }  // namespace ccsynth::compiler

@@ -95,6 +95,15 @@ Json one_switch(const std::string& ranks, const std::string& extra = "",
 
 using testing::JsonErrorCase;
 
+// A case whose document has one host switch over ranks 0 and 1 with `extra` fields, rejected at
+// host_switches[0].`key`.
+JsonErrorCase host_switch_case(const std::string& label, const std::string& extra,
+                               const std::string& key, const std::string& reason) {
+  return JsonErrorCase{label,
+                       [extra](Json& d) { d["host_switches"] = one_switch("[0, 1]", extra, "h"); },
+                       "host_switches[0]." + key, reason};
+}
+
 class Errors : public ::testing::TestWithParam<JsonErrorCase> {};
 
 TEST_P(Errors, NameFileFieldAndReason) {
@@ -144,6 +153,12 @@ INSTANTIATE_TEST_SUITE_P(
             "port_group_not_int",
             [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_group": [0, 0.5])"); },
             "switches[0].port_group", "not an integer port id"},
+        host_switch_case("port_socket_size", R"(, "port_socket": [0, 1, 1])", "port_socket",
+                         "3 socket ids for 2 ports"),
+        host_switch_case("port_socket_gap", R"(, "port_socket": [0, 2])", "port_socket",
+                         "socket id 2 is out of range"),
+        host_switch_case("socket_beta_negative", R"(, "socket_beta_us_per_mb": -1)",
+                         "socket_beta_us_per_mb", "must be >= 0"),
         JsonErrorCase{
             "port_lanes_negative",
             [](Json& d) { d["switches"] = one_switch("[0, 1]", R"(, "port_lanes": -1)"); },
@@ -302,8 +317,21 @@ TEST(TopologyJson, ThreadblockLimitAndHostSwitchesRoundTripAndAreOptional) {
   for (const char* key : {"threadblock_gbps", "host_switches"}) {
     EXPECT_EQ(plain_text.find(key), std::string::npos) << key << "\n" << plain_text;
   }
+  // A socket link round-trips and is left out when there is none.
+  Topology sockets = t;
+  sockets.host_switches[0].port_group.clear();
+  sockets.host_switches[0].port_socket = {0, 1};
+  sockets.host_switches[0].socket_beta_us_per_mb = 174.8;
+  const std::string sockets_text = write_topology_json(sockets);
+  EXPECT_NE(sockets_text.find("\"port_socket\": [0, 1]"), std::string::npos) << sockets_text;
+  EXPECT_NE(sockets_text.find("\"socket_beta_us_per_mb\": 174.8"), std::string::npos);
+  EXPECT_EQ(topology_from_json(parse_json(sockets_text, "t.json"), "t.json"), sockets);
+  EXPECT_EQ(text.find("port_socket"), std::string::npos) << text;
+  EXPECT_EQ(text.find("socket_beta"), std::string::npos) << text;
   // The GPU machines carry both where documented (docs/topologies.md); the shapes neither.
   EXPECT_EQ(topologies::make_builtin("dgx1x2").host_switches.size(), 2u);
+  EXPECT_EQ(topologies::make_builtin("dgx1x2").host_switches[1].num_sockets(), 2);
+  EXPECT_EQ(topologies::make_builtin("ndv2").host_switches[0].num_sockets(), 1);
   EXPECT_GT(topologies::make_builtin("ndv4x2").threadblock_gbps, 0.0);
   EXPECT_EQ(topologies::make_builtin("ring:8").threadblock_gbps, 0.0);
   EXPECT_TRUE(topologies::make_builtin("mesh2d:3x4").host_switches.empty());

@@ -126,6 +126,60 @@ TEST(Bounds, SharedNicCutOverNodes) {
   EXPECT_NEAR(lower_bound(t, ag, 1 << 20, candidates).cut_us, 80.0, 1e-9);
 }
 
+TEST(Bounds, NodeTrafficCountsTransfersBetweenNodes) {
+  // 3 nodes of 2 ranks (5 us/MiB link inside), each node's pair sharing one 20 us/MiB port.
+  // Allreduce of L = 1 MiB: every byte crosses between the nodes 2(3-1) = 4 times (one-way
+  // gossip on the nodes), over 3 ingress ports: 4 x 20 / 3. The node cut carries L once
+  // (20), the total traffic 2(6-1) L over 6 lanes and 3 ports (10 / (6/5 + 3/20)).
+  const Topology t = testing::two_per_nic_topology(3, 0.0, 5.0, 20.0);
+  const LowerBound b = lower_bound(t, make_collective(CollectiveKind::kAllReduce, 6), 1 << 20);
+  EXPECT_NEAR(b.node_traffic_us, 4 * 20.0 / 3, 1e-9);
+  EXPECT_NEAR(b.cut_us, 20.0, 1e-9);
+  EXPECT_NEAR(b.total_traffic_us, 10.0 / (6 / 5.0 + 3 / 20.0), 1e-9);
+  EXPECT_NEAR(b.lower_bound_us, 4 * 20.0 / 3, 1e-9);
+  // Allgather: every node lacks the other 4 ranks' chunks, one transfer into it each: 12
+  // transfers over 3 ports (as the node cut, 4 chunks through one port).
+  const LowerBound ag = lower_bound(t, make_collective(CollectiveKind::kAllGather, 6), 1 << 20);
+  EXPECT_NEAR(ag.node_traffic_us, 12 * 20.0 / 3, 1e-9);
+  // Reducescatter: each chunk's contributions from 3 nodes reach 1 node: 2 transfers.
+  const LowerBound rs = lower_bound(t, make_collective(CollectiveKind::kReduceScatter, 6), 6 << 20);
+  EXPECT_NEAR(rs.node_traffic_us, 6 * 2 * 20.0 / 3, 1e-9);
+}
+
+TEST(Bounds, NodeTrafficNeedsTwoNodes) {
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, 4);
+  Topology t = testing::two_per_nic_topology(2, 1.0, 5.0, 20.0);
+  // Two nodes: 2(2-1) transfers over 2 ports is the node cut, L through one port.
+  const LowerBound two = lower_bound(t, ar, 1 << 20);
+  EXPECT_NEAR(two.node_traffic_us, 1.0 + 20.0, 1e-9);
+  EXPECT_NEAR(two.node_traffic_us, two.cut_us, 1e-9);
+  // One node, or none: nothing new.
+  t.nodes = {{0, 1, 2, 3}};
+  EXPECT_EQ(lower_bound(t, ar, 1 << 20).node_traffic_us, 0.0);
+  t.nodes.clear();
+  EXPECT_EQ(lower_bound(t, ar, 1 << 20).node_traffic_us, 0.0);
+  EXPECT_EQ(lower_bound(ring_topology(4, 1.0, 5.0), ar, 1 << 20).node_traffic_us, 0.0);
+}
+
+TEST(Bounds, NodeTrafficCountsLinksBetweenNodesOnce) {
+  // Nodes {0, 1}, {2, 3}, {4, 5}, {6, 7} with a fast link pair inside, joined in a
+  // unidirectional ring by 2-lane 20 us/MiB links (1 -> 2, 3 -> 4, 5 -> 6, 7 -> 0). Allreduce:
+  // 2(4-1) crossings per byte over 4 links of 2 lanes each; the node cuts see L over one link.
+  Topology t;
+  t.name = "node-ring";
+  t.num_ranks = 8;
+  for (int n = 0; n < 4; ++n) {
+    t.nodes.push_back({2 * n, 2 * n + 1});
+    t.links.push_back(Link{2 * n, 2 * n + 1, 1, 0.5, 1.0, "nvlink"});
+    t.links.push_back(Link{2 * n + 1, 2 * n, 1, 0.5, 1.0, "nvlink"});
+    t.links.push_back(Link{2 * n + 1, (2 * n + 2) % 8, 2, 3.0, 20.0, "ib"});
+  }
+  const LowerBound b = lower_bound(t, make_collective(CollectiveKind::kAllReduce, 8), 1 << 20);
+  EXPECT_NEAR(b.node_traffic_us, 3.0 + 6 * 20.0 / (4 * 2), 1e-9);
+  EXPECT_NEAR(b.cut_us, 3.0 + 20.0 / 2, 1e-9);
+  EXPECT_NEAR(b.lower_bound_us, b.node_traffic_us, 1e-9);
+}
+
 TEST(Bounds, IncludeTheLaunchOverhead) {
   Topology t = testing::switch_topology(4, 1.0, 10.0);
   const Collective ag = make_collective(CollectiveKind::kAllGather, 4);
@@ -179,6 +233,8 @@ std::vector<Case> cases() {
     out.push_back({"ring-ar-shared", testing::ring_allreduce(n),
                    testing::shared_switch_topology(n, 3, 1.0, 5.0), ar});
     if (n % 2 == 0) {
+      out.push_back({"ring-ar-two-per-nic", testing::ring_allreduce(n),
+                     testing::two_per_nic_topology(n / 2, 1.0, 5.0, 20.0), ar});
       out.push_back({"direct-ag-two-per-nic", testing::direct_allgather(n),
                      testing::two_per_nic_topology(n / 2, 1.0, 5.0, 20.0), ag});
       out.push_back({"ring-ag-two-per-nic", testing::ring_allgather(n, 2),
@@ -221,7 +277,7 @@ TEST(Bounds, SimulationNeverBeatsTheBound) {
       }
     }
   }
-  EXPECT_EQ(checked, (6 * 12 + 4 * 2) * 5 * 3 * 2 * 2);
+  EXPECT_EQ(checked, (6 * 12 + 4 * 3) * 5 * 3 * 2 * 2);
 }
 
 }  // namespace

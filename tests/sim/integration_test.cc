@@ -102,14 +102,18 @@ TEST(SimIntegration, DirectAllgatherOnRing16IsSeveralTimesSlower) {
   }
 }
 
-TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcie) {
+TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcieAndQpi) {
   // NCCL's p2p alltoall on a DGX-1 (direct end to end): every GPU has 3 peers without NVLink,
-  // reached over its PCIe switch's uplink, which two GPUs share (Topology::host_switches). Each
-  // uplink carries 2 x 3 blocks each way, so the alltoall takes at least 6 blocks at the
-  // uplink's bandwidth; without the host path the same sends go over NVLink paths and take
-  // less than half of that (SCCL sec. 5.5 fig. 6: SCCL's NVLink alltoall is over 6.8x faster).
+  // all on the other CPU socket, reached over its PCIe switch's uplink (two GPUs share one;
+  // Topology::host_switches) and the QPI between the sockets (Switch::port_socket). Each QPI
+  // direction carries 4 GPUs x 3 blocks, so the alltoall takes at least 12 blocks at QPI's
+  // bandwidth; without the socket link the uplinks (2 x 3 blocks each way) bound it, and without
+  // the host path the same sends go over NVLink paths and take less than half of that (SCCL sec.
+  // 5.5 fig. 6: SCCL's NVLink alltoall is over 6.8x faster).
   const Topology t = topologies::make_builtin("dgx1");
   ASSERT_EQ(t.host_switches.size(), 1u);
+  const Switch& host = t.host_switches[0];
+  ASSERT_EQ(host.num_sockets(), 2);
   EXPECT_FALSE(t.connection(0, 4).has_value());  // synthesizers do not see the host path
   const Collective c = make_collective(CollectiveKind::kAllToAll, 8);
   synth::BaselineOptions e2e;
@@ -117,19 +121,48 @@ TEST(SimIntegration, Dgx1PointToPointAlltoallCrossesPcie) {
   const Program p = baseline_program(synth::BaselineKind::kDirect, c, t, e2e);
   const int64_t bytes = int64_t{64} << 20;
   const double block_mb = static_cast<double>(bytes) / 8 / kBytesPerMb;
-  const double uplink_us = 6 * block_mb * t.host_switches[0].port_beta_us_per_mb;
+  const double qpi_us = 12 * block_mb * host.socket_beta_us_per_mb;
   const double with_host = simulate(p, t, bytes).time_us;
-  EXPECT_GE(with_host, uplink_us);
-  EXPECT_LT(with_host, 1.2 * uplink_us);
+  EXPECT_GE(with_host, qpi_us);
+  EXPECT_LT(with_host, 1.2 * qpi_us);
+  Topology one_socket = t;
+  one_socket.host_switches[0].port_socket.clear();
+  const double uplink_us = 6 * block_mb * host.port_beta_us_per_mb;
+  const double pcie_only = simulate(p, one_socket, bytes).time_us;
+  EXPECT_GE(pcie_only, uplink_us);
+  EXPECT_LT(pcie_only, 1.2 * uplink_us);
   Topology nvlink_only = t;
   nvlink_only.host_switches.clear();
-  EXPECT_GT(with_host, 2 * simulate(p, nvlink_only, bytes).time_us);
+  EXPECT_GT(pcie_only, 2 * simulate(p, nvlink_only, bytes).time_us);
+}
+
+TEST(SimIntegration, NodeTrafficBoundOnNdv2x4) {
+  // 4 NDv2 nodes, one 106 us/MiB NIC port each (shared by GPUs 0 and 1). Allreduce of 1 GiB:
+  // 2(4-1) inter-node transfers per byte over 4 NIC ingress ports, 1.5x the node cut's
+  // 1024 x 106 us; plus the IB alpha and the launch overhead.
+  const Topology t = topologies::make_builtin("ndv2x4");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, 32);
+  const int64_t bytes = int64_t{1} << 30;
+  const LowerBound b = lower_bound(t, ar, bytes);
+  EXPECT_NEAR(b.node_traffic_us, 1.7 + 1.5 * 1024 * 106, 1e-6);
+  EXPECT_NEAR(b.cut_us, 1.7 + 1024 * 106, 1e-6);
+  EXPECT_NEAR(b.lower_bound_us, 6.6 + 1.7 + 1.5 * 1024 * 106, 1e-6);
+  // The ring allreduce crosses every node boundary 2(R-1)/R x L on one NIC each way.
+  const Program ring = baseline_program(synth::BaselineKind::kRing, ar, t);
+  const double ring_us = simulate(ring, t, bytes).time_us;
+  EXPECT_GE(ring_us, b.lower_bound_us);
+  EXPECT_LT(ring_us, 2.0 * b.lower_bound_us);
+  // Two nodes: the factor 2(N-1)/N is 1, the node cut bound again.
+  const Topology two = topologies::make_builtin("ndv2x2");
+  const LowerBound b2 = lower_bound(two, make_collective(CollectiveKind::kAllReduce, 16), bytes);
+  EXPECT_NEAR(b2.node_traffic_us, b2.cut_us, 1e-6);
 }
 
 // Property: every applicable baseline on several machines, compiled, never beats the bound.
 TEST(SimIntegration, BaselinesNeverBeatTheBound) {
   int checked = 0;
-  for (const char* name : {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2", "ndv4", "dgx2x2"}) {
+  for (const char* name :
+       {"ring:6", "dgx1", "mesh2d:3x3", "dgx2", "ndv2x2", "ndv4", "dgx2x2", "ndv2x4", "ndv4x4"}) {
     const Topology t = topologies::make_builtin(name);
     for (CollectiveKind kind :
          {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce,

@@ -389,6 +389,34 @@ TEST(Simulate, HostSwitchCarriesOnlySendsWithoutAnotherConnection) {
   EXPECT_EQ(t.connections().size(), 4u);
 }
 
+TEST(Simulate, TransfersBetweenSocketsShareTheSocketLink) {
+  // A line 0 - 1 - 2 - 3 of links and a host switch over the 4 ranks, one port each (1 us,
+  // 10 us/MiB), ranks 0-1 on socket 0 and 2-3 on socket 1, joined by a socket link of 40 us/MiB
+  // per direction. 0 -> 2 alone: 1 + 40 us. 0 -> 2 and 1 -> 3 together share socket 0's egress:
+  // 1 + 80 us. 0 -> 2 and 3 -> 1 cross in opposite directions, each alone: 1 + 40 us.
+  Topology t;
+  t.name = "two-sockets";
+  t.num_ranks = 4;
+  for (auto [a, b] : {std::pair{0, 1}, std::pair{1, 2}, std::pair{2, 3}}) {
+    t.links.push_back(Link{a, b, 1, 1.0, 10.0, "nvlink"});
+    t.links.push_back(Link{b, a, 1, 1.0, 10.0, "nvlink"});
+  }
+  t.host_switches.push_back(Switch{"host", {0, 1, 2, 3}, 1.0, 10.0, "pcie"});
+  t.host_switches[0].port_socket = {0, 0, 1, 1};
+  t.host_switches[0].socket_beta_us_per_mb = 40.0;
+  validate(t);
+  const int64_t mib = 1 << 20;
+  auto time_of = [&](const std::vector<std::pair<int, int>>& sends) {
+    return simulate(point_to_point(4, sends), t, mib, synchronous()).time_us;
+  };
+  EXPECT_NEAR(time_of({{0, 2}}), 41.0, 1e-9);
+  EXPECT_NEAR(time_of({{0, 2}, {1, 3}}), 81.0, 1e-9);
+  EXPECT_NEAR(time_of({{0, 2}, {3, 1}}), 41.0, 1e-9);
+  // One socket (no port_socket): the ports alone, 1 + 10 us each.
+  t.host_switches[0].port_socket.clear();
+  EXPECT_NEAR(time_of({{0, 2}, {1, 3}}), 11.0, 1e-9);
+}
+
 TEST(Simulate, LaunchOverheadIsAddedOnce) {
   const int n = 4;
   Topology topo = ring_topology(n, 1.0, 10.0, /*bidirectional=*/false);

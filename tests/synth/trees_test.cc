@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
@@ -170,6 +172,143 @@ TEST(Trees, RailsReachTheBoundOnNdv2x4) {
   };
   EXPECT_LT(simulated_ratio(-1), 1.03);  // the default takes rails here
   EXPECT_GT(simulated_ratio(0), 1.1);
+}
+
+// The simulated time over the lower bound of `r`'s algorithm at `bytes`, compiled without
+// fusion in start-time order (the variant the planner keeps for trees on these clusters).
+double simulated_ratio(const Topology& t, const TreesResult& r, int64_t bytes) {
+  compiler::CompileOptions options;
+  options.fuse = false;
+  options.schedule_order = true;
+  const double bound = sim::lower_bound(t, r.algorithm.collective, bytes).lower_bound_us;
+  return sim::simulate(compiler::compile(r.algorithm, options), t, bytes).time_us / bound;
+}
+
+// Trees options for `bytes` per rank and `split` (TreesOptions::split).
+TreesOptions options_at(int64_t bytes, int split) {
+  TreesOptions o;
+  o.bytes = bytes;
+  o.split = split;
+  return o;
+}
+
+// The hierarchical split: ops between nodes join ranks of one local index (a rail), ops inside
+// a node use no switch that joins nodes, and the algorithm verifies before and after
+// compilation for every collective, on NVSwitch nodes (ndv4x2) and NVLink nodes with one IB
+// rail per NIC (dgx1x2).
+TEST(Trees, HierarchicalSplitKeepsToRailsAndVerifies) {
+  for (const std::string name : {"ndv4x2", "dgx1x2"}) {
+    const Topology t = topologies::make_builtin(name);
+    std::vector<int> local(t.num_ranks);
+    for (const std::vector<int>& node : t.nodes) {
+      for (size_t g = 0; g < node.size(); ++g) local[node[g]] = static_cast<int>(g);
+    }
+    for (const CollectiveKind kind :
+         {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+      const Collective c = make_collective(kind, t.num_ranks, 2);
+      TreesOptions o;
+      o.split = 1;
+      const TreesResult r = synthesize_trees(t, c, o);
+      ASSERT_EQ(r.split, TreesSplit::kHierarchical);
+      EXPECT_EQ(r.trees_per_root * r.pieces, 2);
+      for (const ChunkOp& op : r.algorithm.ops) {
+        const std::optional<Connection> hop = t.connection(op.src, op.dst);
+        ASSERT_TRUE(hop.has_value()) << op.src << " -> " << op.dst;
+        if (t.node_of(op.src) != t.node_of(op.dst)) {
+          EXPECT_EQ(local[op.src], local[op.dst]) << name << ": " << op.src << " -> " << op.dst;
+        } else if (hop->switch_index >= 0) {
+          for (int member : t.switches[hop->switch_index].ranks)
+            EXPECT_EQ(t.node_of(member), t.node_of(op.src)) << name << ": NIC round trip";
+        }
+      }
+      const verify::VerifyReport report = verify::verify_algorithm(r.algorithm, &t);
+      ASSERT_TRUE(report.ok()) << name << " " << to_string(kind) << ": " << report.summary();
+      for (const bool ordered : {false, true}) {
+        compiler::CompileOptions options;
+        options.schedule_order = ordered;
+        const verify::VerifyReport program_report =
+            verify::verify_program(compiler::compile(r.algorithm, options), {&c, 8});
+        EXPECT_TRUE(program_report.ok()) << name << ": " << program_report.summary();
+      }
+    }
+  }
+}
+
+// dgx2x2 (two DGX-2, a NIC per two GPUs): the flat trees of 32 roots cross the IB switch in
+// both directions with unequal flow counts on the two ends of a transfer; rails pair every NIC
+// with one peer NIC. At 64 MiB: hierarchical 1.08x the bound, flat 1.42x.
+TEST(Trees, HierarchicalSplitBeatsFlatOnDgx2x2) {
+  const Topology t = topologies::make_builtin("dgx2x2");
+  const Collective c = make_collective(CollectiveKind::kAllGather, t.num_ranks, 4);
+  const int64_t bytes = int64_t{64} << 20;
+  const double flat = simulated_ratio(t, synthesize_trees(t, c, options_at(bytes, 0)), bytes);
+  const double hier = simulated_ratio(t, synthesize_trees(t, c, options_at(bytes, 1)), bytes);
+  EXPECT_LT(hier, 1.15);
+  EXPECT_LT(hier, flat * 0.85);
+}
+
+// The default split compares the packed times (each > 0 where the split applies) and takes the
+// hierarchical one only when it packs faster by more than 0.5%; one node, or a rail without a
+// cross-node connection (ndv2x2: only GPUs 0 and 1 reach the IB switch), leaves the flat one.
+TEST(Trees, DefaultSplitFollowsThePackedTimes) {
+  for (const std::string name : {"ndv4x2", "dgx2x2"}) {
+    const Topology t = topologies::make_builtin(name);
+    const TreesResult r =
+        synthesize_trees(t, make_collective(CollectiveKind::kAllReduce, t.num_ranks, 4), {});
+    ASSERT_GT(r.flat_packed_us, 0) << name;
+    ASSERT_GT(r.hier_packed_us, 0) << name;
+    const bool hier = r.hier_packed_us < r.flat_packed_us * 0.995;
+    EXPECT_EQ(r.split, hier ? TreesSplit::kHierarchical : TreesSplit::kFlat) << name;
+    EXPECT_DOUBLE_EQ(r.packed_us, hier ? r.hier_packed_us : r.flat_packed_us) << name;
+  }
+  for (const std::string name : {"dgx1", "ndv2x2"}) {
+    const Topology t = topologies::make_builtin(name);
+    const TreesResult r =
+        synthesize_trees(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, 1), {});
+    EXPECT_EQ(r.split, TreesSplit::kFlat) << name;
+    EXPECT_EQ(r.hier_packed_us, 0) << name;
+  }
+}
+
+// Split 1 needs equal nodes (dgx1 has one) whose rails all cross the nodes (ndv2x2's GPUs 2-7
+// have no NIC); only -1, 0 and 1 exist.
+TEST(Trees, RejectsSplitsThatDoNotApply) {
+  for (const auto& [name, split] :
+       std::vector<std::pair<std::string, int>>{{"dgx1", 1}, {"dgx1", 2}, {"ndv2x2", 1}}) {
+    const Topology t = topologies::make_builtin(name);
+    TreesOptions o;
+    o.split = split;
+    try {
+      synthesize_trees(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, 1), o);
+      FAIL() << name << " split " << split << ": no error";
+    } catch (const UserError& e) {
+      EXPECT_EQ(e.field(), "split") << e.what();
+    }
+  }
+}
+
+// NVSwitch ports (300 GB/s on ndv4) are faster than one threadblock (25 GB/s): trees sharing a
+// connection take channels 0..11 in turn so that enough threadblocks fill the port; the NIC
+// (25 GB/s) keeps the compiler's choice. At 64 MiB the reducescatter is 1.42x the bound (at
+// 1 GiB 1.12x; 3.6x without the hints).
+TEST(Trees, ChannelHintsFillFastSwitchPorts) {
+  const Topology t = topologies::make_builtin("ndv4x2");
+  const Collective c = make_collective(CollectiveKind::kReduceScatter, t.num_ranks, 4);
+  const int64_t bytes = int64_t{64} << 20;
+  TreesOptions o = options_at(bytes, 0);
+  o.trees_per_root = 1;
+  const TreesResult r = synthesize_trees(t, c, o);
+  int most = -1;
+  for (const ChunkOp& op : r.algorithm.ops) {
+    if (t.node_of(op.src) == t.node_of(op.dst)) {
+      most = std::max(most, op.channel);
+      EXPECT_LT(op.channel, 12);
+    } else {
+      EXPECT_EQ(op.channel, -1);
+    }
+  }
+  EXPECT_GT(most, 0);
+  EXPECT_LT(simulated_ratio(t, r, bytes), 1.6);
 }
 
 // Rails that cut ranks off: three one-rank nodes joined by two switches, {0, 1} and {1, 2}.

@@ -70,6 +70,15 @@ TEST(Ndv2, SameNvlinkGraphAsDgx1) {
   EXPECT_EQ(ndv2.name, "ndv2");
   Topology dgx1 = make_builtin("dgx1");
   ndv2.name = dgx1.name;
+  // Only the host path differs: DGX-1's sockets are joined by QPI (NCCL's QPI_BW); NDv2's VM
+  // hides its sockets (TACCL sec. 4.2).
+  ASSERT_EQ(dgx1.host_switches.size(), 1u);
+  EXPECT_EQ(dgx1.host_switches[0].port_socket, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_NEAR(kBytesPerMb / (1e3 * dgx1.host_switches[0].socket_beta_us_per_mb), 6.0, 1e-9);
+  ASSERT_EQ(ndv2.host_switches.size(), 1u);
+  EXPECT_TRUE(ndv2.host_switches[0].port_socket.empty());
+  dgx1.host_switches[0].port_socket.clear();
+  dgx1.host_switches[0].socket_beta_us_per_mb = 0.0;
   EXPECT_EQ(ndv2, dgx1);
 }
 

@@ -46,6 +46,11 @@ struct Switch {
   std::string kind = "switch";       // nvswitch, ib, ...
   std::vector<int> port_group = {};  // empty: one port per member; else port id per member
   int port_lanes = 0;                // concurrent transfers per port direction; 0 = unlimited
+  // CPU sockets behind the ports (host switches): empty = one socket; else the socket of each
+  // port id (0..S-1). A transfer between ports of different sockets also crosses the socket
+  // interconnect, whose egress and ingress direction per socket have this cost (QPI / UPI).
+  std::vector<int> port_socket = {};
+  double socket_beta_us_per_mb = 0.0;
 
   bool operator==(const Switch&) const = default;
 
@@ -59,6 +64,10 @@ struct Switch {
   std::vector<std::vector<int>> port_members() const;
   /// Whether some port is shared by two or more ranks.
   bool has_shared_ports() const;
+  /// Number of sockets: 1 without port_socket, else the number of distinct ids.
+  int num_sockets() const;
+  /// Socket of `port` (0 without port_socket).
+  int socket_of_port(int port) const;
 };
 
 /// One way to move data from src to dst in a single hop: a direct link or a switch.

@@ -30,11 +30,12 @@ struct BoundOptions {
 struct LowerBound {
   double launch_us = 0.0;     // Topology::launch_us, paid once per collective
   double latency_us = 0.0;    // max over needed (chunk, destination) of the alpha distance
-  double bandwidth_us = 0.0;  // max of the per-rank ingress/egress, cut and total-traffic bounds
+  double bandwidth_us = 0.0;  // max of the per-rank, cut, total- and node-traffic bounds
   double lower_bound_us = 0.0;
   double ingress_egress_us = 0.0;  // parts of bandwidth_us, for reports
   double cut_us = 0.0;
   double total_traffic_us = 0.0;
+  double node_traffic_us = 0.0;  // total traffic between nodes (0 without 2+ nodes)
 };
 
 /// The options that bound a program of `protocol` on `topology`: the protocol's alpha and beta

@@ -7,7 +7,10 @@
 // address switch members directly, as the Algorithm IR does. Each tree carries `pieces`
 // consecutive chunks of its root, pipelined down the tree. Reducescatter is the inverse of an
 // allgather packed on the transposed topology (in-trees), allreduce is reducescatter then
-// allgather.
+// allgather. On multi-node clusters each phase may instead be split hierarchically: an
+// allgather across the nodes along rails (the ranks of one local index) then inside every node,
+// so an allreduce becomes an in-node reducescatter, a cross-node allreduce of each shard, and an
+// in-node allgather.
 
 #include <cstdint>
 #include <string>
@@ -46,6 +49,10 @@ struct PackOptions {
   /// direction, so no transfer is held back by a busier port at its other end. UserError when
   /// that leaves ranks unreachable.
   bool rails = false;
+  /// Pack among these ranks only (the result's parents use their indices 0..size-1); empty:
+  /// every rank. When they all lie in one node, only that node's links and the switches that
+  /// join no other node are used (no NIC round trip).
+  std::vector<int> members{};
 };
 
 /// Packs `trees_per_root` spanning out-trees per rank greedily against an exponential congestion
@@ -70,6 +77,16 @@ struct TreesOptions {
   /// PackOptions::rails: 1 on, 0 off, -1 (default) on where a switch joins 3 or more nodes
   /// (uses_rails_by_default).
   int rails = -1;
+  /// TreesSplit: -1 (default) whichever packs faster, 0 flat, 1 hierarchical. UserError for 1
+  /// unless the topology has 2 or more nodes of equal size >= 2.
+  int split = -1;
+};
+
+/// How the trees method splits a collective (docs/trees.md "The hierarchical split").
+enum class TreesSplit {
+  kFlat,          // trees over all ranks (allreduce: reducescatter then allgather)
+  kHierarchical,  // allgather along rails across the nodes, then inside every node (reduce-
+                  // scatter: the inverse; allreduce: one then the other)
 };
 
 /// Whether some switch of `topology` joins ranks of 3 or more nodes: there rails (a ring of
@@ -81,7 +98,7 @@ bool uses_rails_by_default(const Topology& topology);
 /// What synthesize_trees made, with the packing's figures for the stats.
 struct TreesResult {
   Algorithm algorithm;
-  int trees_per_root = 0;
+  int trees_per_root = 0;       // hierarchical split: of the cross-node phase
   int pieces = 0;               // chunks each tree carries (pipelined)
   bool rails = false;           // packed with PackOptions::rails
   double bottleneck_ratio = 0;  // packing bottleneck / per-rank port bound (worst phase)
@@ -90,6 +107,11 @@ struct TreesResult {
   /// busy all the time), and the list schedule's makespan that set the ops' start times.
   double packed_us = 0;
   double estimate_us = 0;
+  /// The split used, and the packed time of each split considered (0 where one was not
+  /// applicable or not packed).
+  TreesSplit split = TreesSplit::kFlat;
+  double flat_packed_us = 0;
+  double hier_packed_us = 0;
 };
 
 /// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split

@@ -1,0 +1,184 @@
+#include "compiler/scheduling.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ccsynth/compiler/instances.h"
+#include "ccsynth/core/error.h"
+#include "compiler/channel_assignment.h"
+#include "compiler/deadlock_check.h"
+#include "compiler/dependency_insertion.h"
+#include "compiler/threadblock_assignment.h"
+
+namespace ccsynth::compiler {
+
+namespace {
+
+// Decisions that remove bounded-FIFO deadlocks: receives not to fuse, connections not to pair.
+struct DeadlockFixes {
+  std::set<int> no_fuse;
+  std::set<Unpaired> unpaired;
+  int rounds = 0;
+};
+
+// Un-fuses the fused steps stuck in the deadlock (after a few rounds, every fused step of a
+// stuck threadblock); failing that, gives stuck receive connections their own threadblock.
+// Returns the ranks whose decisions changed (empty: nothing left to fix).
+std::vector<int> fix_deadlock(const Lowered& l, const Program& p, const StepOrigins& origins,
+                              const std::vector<BlockedStep>& blocked, DeadlockFixes& fixes) {
+  constexpr int kPreciseRounds = 8;
+  std::vector<int> changed;
+  const bool whole_tb = ++fixes.rounds > kPreciseRounds;
+  for (const BlockedStep& b : blocked) {
+    const auto& steps = origins[b.rank][b.threadblock];
+    for (size_t s = whole_tb ? 0 : b.step; s < (whole_tb ? steps.size() : b.step + 1); ++s) {
+      const int i = steps[s];
+      if (i >= 0 && l.instructions[i].fused_send >= 0 && fixes.no_fuse.insert(i).second) {
+        changed.push_back(b.rank);
+      }
+    }
+  }
+  if (!changed.empty()) return changed;
+  for (const BlockedStep& b : blocked) {
+    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
+    if (tb.send_peer >= 0 && tb.recv_peer >= 0 &&
+        fixes.unpaired.insert({b.rank, tb.recv_peer, tb.channel}).second) {
+      changed.push_back(b.rank);
+    }
+  }
+  return changed;
+}
+
+// Last resort against a deadlock: stuck receives that wait for another threadblock (e.g. for
+// the send that reads their in-place slot) write fresh scratch instead. Returns whether any
+// receive was added to `relocations`.
+bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& origins,
+                       const std::vector<BlockedStep>& blocked, Relocations& relocations) {
+  bool changed = false;
+  for (const BlockedStep& b : blocked) {
+    const Threadblock& tb = p.gpus[b.rank].threadblocks[b.threadblock];
+    size_t s = b.step;
+    while (s < tb.steps.size() && tb.steps[s].type == StepType::kNop) ++s;  // nops wait for it
+    if (s == tb.steps.size() || tb.steps[s].dep_tb < 0 || !receives(tb.steps[s].type)) continue;
+    const Instruction& in = l.instructions[origins[b.rank][b.threadblock][s]];
+    changed |= relocations.insert({in.rank, in.key.op}).second;
+  }
+  return changed;
+}
+
+// One capacity's scheduling state: the current (channeled, fused, assigned) lowering and its
+// program, rescheduled rank by rank as the deadlock fixes change ranks.
+class CapacitySchedule {
+ public:
+  CapacitySchedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+                   const CompileOptions& o, Rescheduling rescheduling)
+      : o_(o), rescheduling_(rescheduling), lowered_(lowered), index_(index), current_(lowered) {
+    assign_channels(current_, capacity, o.max_channels / o.instances);
+    const int ranks = current_.collective.num_ranks;
+    current_.threadblocks.assign(ranks, {});
+    program_ = empty_program(current_);
+    program_.gpus.resize(ranks);
+    origins_.resize(ranks);
+    local_.assign(current_.instructions.size(), -1);
+    for (int r = 0; r < ranks; ++r) schedule_rank(r, false);
+  }
+
+  // Runs the program against the FIFOs and fixes it until it runs through.
+  std::optional<Program> run(Relocations& relocations) {
+    for (;;) {
+      set_totals(program_);
+      const auto blocked = find_fifo_deadlock(program_, o_.fifo_slots, o_.instances > 1);
+      if (blocked.empty()) return replicate_instances(program_, o_.instances);
+      std::vector<int> changed = fix_deadlock(current_, program_, origins_, blocked, fixes_);
+      if (changed.empty()) {
+        if (relocate_receives(current_, program_, origins_, blocked, relocations)) {
+          return std::nullopt;
+        }
+        const BlockedStep& b = blocked.front();
+        throw UserError("", "program",
+                        "deadlocks with " + std::to_string(o_.fifo_slots) +
+                            " FIFO slots per connection (rank " + std::to_string(b.rank) +
+                            " threadblock " + std::to_string(b.threadblock) + " step " +
+                            std::to_string(b.step) + " is stuck)");
+      }
+      if (rescheduling_ == Rescheduling::kEveryRank) {
+        changed.resize(current_.collective.num_ranks);
+        std::iota(changed.begin(), changed.end(), 0);
+      }
+      std::sort(changed.begin(), changed.end());
+      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+      for (const int r : changed) schedule_rank(r, true);
+    }
+  }
+
+ private:
+  // Pairing, fusion, threadblocks and dependencies of one rank, with the current fixes; `again`
+  // when the rank was scheduled before (its instructions are first restored).
+  void schedule_rank(int r, bool again) {
+    if (again) restore_rank(r);
+    static const std::vector<FusionCandidate> kNone;
+    const std::vector<FusionCandidate>& candidates = o_.fuse ? index_.candidates[r] : kNone;
+    const RankIndex& ranks = index_.ranks;
+    const std::vector<PlannedThreadblock> planned =
+        pair_connections(current_, r, ranks, candidates,
+                         o_.max_threadblocks_per_rank / o_.instances, fixes_.unpaired);
+    if (o_.fuse) {
+      fuse_instructions(current_, r, candidates, ranks.transfers[r], planned, fixes_.no_fuse);
+    }
+    std::vector<int> order;
+    order.reserve(ranks.instructions[r].size());
+    for (const int i : ranks.instructions[r]) {
+      if (!current_.instructions[i].removed) order.push_back(i);
+    }
+    assign_threadblocks(current_, r, order, planned);
+    origins_[r].clear();
+    program_.gpus[r] = insert_dependencies(current_, r, order, origins_[r], local_);
+  }
+
+  // Undoes what fusion and threadblock assignment did to rank r: its instructions, and the
+  // senders of the transfers it sends (channel assignment changed none of them).
+  void restore_rank(int r) {
+    for (const int i : index_.ranks.instructions[r]) {
+      current_.instructions[i] = lowered_.instructions[i];
+    }
+    for (const int t : index_.ranks.transfers[r]) {
+      if (lowered_.transfers[t].src_rank == r) {
+        current_.transfers[t].sender = lowered_.transfers[t].sender;
+      }
+    }
+  }
+
+  const CompileOptions& o_;
+  Rescheduling rescheduling_;
+  const Lowered& lowered_;
+  const SchedulingIndex& index_;  // of lowered_
+  Lowered current_;               // channeled, fused and assigned with the current fixes
+  Program program_;               // of current_, without instances
+  StepOrigins origins_;
+  DeadlockFixes fixes_;
+  std::vector<int> local_;  // insert_dependencies' scratch
+};
+
+}  // namespace
+
+SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse) {
+  SchedulingIndex index;
+  index.ranks = index_ranks(lowered);
+  if (fuse) index.candidates = find_fusion_candidates(lowered);
+  return index;
+}
+
+std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+                                const CompileOptions& options, Relocations& relocations,
+                                Rescheduling rescheduling) {
+  return CapacitySchedule(lowered, index, capacity, options, rescheduling).run(relocations);
+}
+
+}  // namespace ccsynth::compiler
