@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
@@ -176,41 +177,16 @@ TEST(Evaluate, EachVariantIsCompiledOnceAndOnlyTheKeptOneVerified) {
 }
 
 // The ops of `a` whose chunk is in the first half: a wrong algorithm that moves half the data.
-Algorithm first_half(Algorithm a) {
+Algorithm first_half(const Algorithm& in) {
+  Algorithm a = in;
   const int half = a.collective.num_chunks() / 2;
   std::erase_if(a.ops, [half](const ChunkOp& op) { return op.chunk >= half; });
   return a;
 }
 
-// A variant whose load bound is above the best time simulated so far is not simulated; when
-// the variant that set that time turns out wrong, the pruned one is simulated and wins. Here
-// the fused variant (compiled first) moves half the data: it is fast and wrong, and at 64 MiB
-// the unfused one's bound (all the data over the ring's links) is above its time.
-TEST(Evaluate, APrunedVariantIsSimulatedWhenTheOneThatPrunedItIsWrong) {
-  const Topology t = topologies::make_builtin("ring:4");
-  const Algorithm ring = two_chunk_ring_allgather(t);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {64 * kMiB};
-  eo.compile = [](const Algorithm& a, const compiler::CompileOptions& o) {
-    return compiler::compile(o.fuse ? first_half(a) : a, o);
-  };
-  const Evaluated best = evaluate_variants(ring, {}, {}, eo);
-  ASSERT_TRUE(best.ok());
-  EXPECT_FALSE(best.options.fuse);
-  compiler::CompileOptions unfused;
-  unfused.fuse = false;
-  const Program plain = compiler::compile(ring, unfused);
-  const double fused_half =
-      sim::simulate(compiler::compile(first_half(ring), {}), t, eo.sizes[0]).time_us;
-  EXPECT_GT(program_load(plain, t).lower_bound_us(eo.sizes[0]), fused_half);  // it was pruned
-  EXPECT_DOUBLE_EQ(best.results[0].time_us, sim::simulate(plain, t, eo.sizes[0]).time_us);
-  EXPECT_EQ(best.stages.simulations, 2);            // the wrong one, then the pruned one
-  EXPECT_EQ(best.stages.program_verifications, 2);  // the wrong one, then the winner
-}
-
 // `a` run twice, one run after the other: correct, with twice the traffic.
-Algorithm twice(Algorithm a) {
+Algorithm twice(const Algorithm& in) {
+  Algorithm a = in;
   const int steps = a.num_steps();
   const size_t n = a.ops.size();
   for (size_t i = 0; i < n; ++i) {
@@ -221,25 +197,57 @@ Algorithm twice(Algorithm a) {
   return a;
 }
 
+// The variants (fused first, then unfused) of the two-chunk ring allgather on ring:4 at
+// 64 MiB, each compiled from the ring changed by `fused` or `unfused`.
+Evaluated race_changed_variants(const std::function<Algorithm(const Algorithm&)>& fused,
+                                const std::function<Algorithm(const Algorithm&)>& unfused) {
+  static const Topology t = topologies::make_builtin("ring:4");
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {64 * kMiB};
+  eo.compile = [&](const Algorithm& a, const compiler::CompileOptions& o) {
+    return compiler::compile(o.fuse ? fused(a) : unfused(a), o);
+  };
+  return evaluate_variants(two_chunk_ring_allgather(t), {}, {}, eo);
+}
+
+Algorithm unchanged(const Algorithm& a) { return a; }
+
+// A variant whose load bound is above the best time simulated so far is not simulated; when
+// the variant that set that time turns out wrong, the pruned one is simulated and wins. Here
+// the fused variant (compiled first) moves half the data: it is fast and wrong, and at 64 MiB
+// the unfused one's bound (all the data over the ring's links) is above its time.
+TEST(Evaluate, APrunedVariantIsSimulatedWhenTheOneThatPrunedItIsWrong) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  const int64_t bytes = 64 * kMiB;
+  const Evaluated best = race_changed_variants(first_half, unchanged);
+  ASSERT_TRUE(best.ok());
+  EXPECT_FALSE(best.options.fuse);
+  compiler::CompileOptions unfused;
+  unfused.fuse = false;
+  const Program plain = compiler::compile(ring, unfused);
+  const double fused_half =
+      sim::simulate(compiler::compile(first_half(ring), {}), t, bytes).time_us;
+  EXPECT_GT(program_load(plain, t).lower_bound_us(bytes), fused_half);  // it was pruned
+  EXPECT_DOUBLE_EQ(best.results[0].time_us, sim::simulate(plain, t, bytes).time_us);
+  EXPECT_EQ(best.stages.simulations, 2);            // the wrong one, then the pruned one
+  EXPECT_EQ(best.stages.program_verifications, 2);  // the wrong one, then the winner
+}
+
 // A correct variant whose load bound is above the best time already simulated is never
 // simulated: the unfused variant here sends everything twice.
 TEST(Evaluate, AVariantThatCannotWinIsNotSimulated) {
   const Topology t = topologies::make_builtin("ring:4");
   const Algorithm ring = two_chunk_ring_allgather(t);
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {64 * kMiB};
-  eo.compile = [](const Algorithm& a, const compiler::CompileOptions& o) {
-    return compiler::compile(o.fuse ? a : twice(a), o);
-  };
-  const Evaluated best = evaluate_variants(ring, {}, {}, eo);
+  const Evaluated best = race_changed_variants(unchanged, twice);
   ASSERT_TRUE(best.ok());
   EXPECT_TRUE(best.options.fuse);
   compiler::CompileOptions unfused;
   unfused.fuse = false;
   const Program heavy = compiler::compile(twice(ring), unfused);
   ASSERT_TRUE(verify::verify_program(heavy).ok());
-  EXPECT_GT(program_load(heavy, t).lower_bound_us(eo.sizes[0]), best.results[0].time_us);
+  EXPECT_GT(program_load(heavy, t).lower_bound_us(64 * kMiB), best.results[0].time_us);
   EXPECT_EQ(best.stages.compilations, 2);
   EXPECT_EQ(best.stages.simulations, 1);
   EXPECT_EQ(best.stages.program_verifications, 1);
