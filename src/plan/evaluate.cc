@@ -1,6 +1,10 @@
 #include "ccsynth/plan/evaluate.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -8,14 +12,35 @@
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/timing.h"
+#include "ccsynth/plan/tune.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
 namespace {
+
+// Simulated time of a variant at a size it was not simulated at: its program's lower bound
+// (plan::program_load) showed that it cannot win there.
+constexpr double kPruned = std::numeric_limits<double>::infinity();
+// A bound above the best time by more than this share (rounding in the bound's sum) is a loss.
+constexpr double kBoundSlack = 1e-9;
+// Memory one more evaluation (lowering, compilation, simulation) adds at its peak per op of the
+// algorithm (a second one at once added 0.6-1.3 KB per op on the 32x32 mesh, torus3d:8x8x8 and
+// rfs:8x8x8; docs/compiler.md), and what concurrent evaluations may hold together: at
+// thousands of ranks they run one at a time.
+constexpr double kBytesPerOpInFlight = 1000;
+constexpr double kConcurrentBytes = 4.0 * (int64_t{1} << 30);
+
+// How many evaluations of an algorithm of `ops` ops fit in memory at once (at least 1).
+size_t evaluations_in_memory(size_t ops) {
+  const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
+  return static_cast<size_t>(std::max(1.0, kConcurrentBytes / per_job));
+}
 
 // The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
 // factors, which the simulation applies too, and on whether sends may be routed, not on the
@@ -30,20 +55,32 @@ std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collec
   return out;
 }
 
-// Simulates a program at every size.
+// Simulates a program at every size but the `skip` ones (time kPruned there; empty: none).
 std::vector<SizedResult> simulate_sizes(const Program& program,
                                         const compiler::CompileOptions& options,
-                                        const EvaluateOptions& o,
-                                        const std::vector<double>& bounds) {
+                                        const EvaluateOptions& o, const std::vector<double>& bounds,
+                                        const std::vector<bool>& skip = {}) {
   // Only the times are kept: no critical path (a record per step instance, as large as the
   // program at thousands of ranks).
   sim::SimOptions timing;
   timing.critical_path = false;
   std::vector<SizedResult> out;
   for (size_t i = 0; i < o.sizes.size(); ++i) {
-    const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i], timing);
-    out.push_back({o.sizes[i], sim.time_us, sim.algbw_gbps, sim.busbw_gbps, bounds[i],
-                   options.instances, options.fuse, options.schedule_order});
+    SizedResult r{o.sizes[i],
+                  kPruned,
+                  0,
+                  0,
+                  bounds[i],
+                  options.instances,
+                  options.fuse,
+                  options.schedule_order};
+    if (skip.empty() || !skip[i]) {
+      const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i], timing);
+      r.time_us = sim.time_us;
+      r.algbw_gbps = sim.algbw_gbps;
+      r.busbw_gbps = sim.busbw_gbps;
+    }
+    out.push_back(r);
   }
   return out;
 }
@@ -64,35 +101,63 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Adds the seconds from its construction to its destruction to `total`.
+class StageTimer {
+ public:
+  explicit StageTimer(std::atomic<double>& total) : total_(total) {}
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+  ~StageTimer() { total_ += seconds_since(started_); }
+
+ private:
+  std::atomic<double>& total_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
 // One compiled variant: its simulated times and, once checked, its verdict. Only the program
 // of the variant fastest at the last size is held (they are large at thousands of ranks);
 // another one is compiled again when it has to be verified.
 struct Variant {
   compiler::CompileOptions options;
   size_t position = 0;  // in the order instances x fusion x order: the first wins a tie
-  std::vector<SizedResult> results;
+  std::vector<SizedResult> results;            // time_us kPruned where not simulated
+  std::vector<double> bound_us;                // the program's load bound per size
   std::optional<verify::VerifyReport> report;  // set once verified
   bool ok() const { return report && report->ok(); }
   bool rejected() const { return report && !report->ok(); }
+  bool pruned(size_t size) const { return results[size].time_us == kPruned; }
 };
 
 // Compiles, simulates and checks the variants of one algorithm. Simulating is cheaper than
 // verifying, so every variant is simulated but only the ones whose results are kept (the
 // fastest per size) are verified; a wrong one drops out and the next fastest takes its place.
+// A variant whose program's lower bound (program_load) is above the best time simulated so
+// far at a size is not simulated there: it cannot win. add() may run on several threads at
+// once (one per lowering); the outcome does not depend on their order.
 class VariantRace {
  public:
-  VariantRace(const Evaluated& checked, const EvaluateOptions& o, std::vector<double> bounds)
-      : checked_(checked), o_(o), bounds_(std::move(bounds)) {}
+  VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<double> bounds)
+      : hold_programs_(evaluations_in_memory(algorithm.ops.size()) > 1),
+        algorithm_(algorithm),
+        o_(o),
+        bounds_(std::move(bounds)),
+        best_us_(o.sizes.size(), kPruned) {}
 
   // Compiles and simulates one variant, from `lowering` when given; false when it is over the
-  // runtime's limits.
-  bool add(const compiler::CompileOptions& options, size_t position,
+  // runtime's limits. `attempt` orders failures (the last one is reported).
+  bool add(const compiler::CompileOptions& options, size_t position, size_t attempt,
            const compiler::Lowering* lowering) {
     Program program;
     try {
-      program = lowering != nullptr ? compiler::compile(*lowering, options) : compile(options);
+      if (lowering != nullptr) {
+        const StageTimer timer(compile_s_);
+        program = compiler::compile(*lowering, options);
+        ++compilations_;
+      } else {
+        program = compile(options);
+      }
     } catch (const UserError& e) {
-      last_failure_ = e;  // over the runtime limits (e.g. steps per threadblock) this way
+      fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
     }
     Variant v;
@@ -100,34 +165,42 @@ class VariantRace {
     v.position = position;
     if (o_.sizes.empty()) {
       // Nothing to race on: the first correct variant is the one kept.
-      v.report = verify_compiled(program, checked_.algorithm, options, o_);
+      v.report = verify_counted(program, options);
     } else {
-      simulate_or_reject(v, program);
+      const ProgramLoad load = program_load(program, *o_.topology);
+      for (const int64_t bytes : o_.sizes) v.bound_us.push_back(load.lower_bound_us(bytes));
+      simulate_or_reject(v, program, losing_sizes(v));
     }
+    const std::lock_guard<std::mutex> lock(mutex_);
     variants_.push_back(std::move(v));
     const size_t at = variants_.size() - 1;
-    if (!held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_))
-      hold(at, std::move(program));
+    for (size_t size = 0; size < o_.sizes.size(); ++size) {
+      if (!variants_[at].rejected() && !variants_[at].pruned(size))
+        best_us_[size] = std::min(best_us_[size], variants_[at].results[size].time_us);
+    }
+    const bool better = !held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_);
+    if (better && hold_programs_) hold(at, std::move(program));
     return true;
   }
 
   // Whether a correct variant is already known and nothing simulated could replace it.
   bool settled() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
     return o_.sizes.empty() &&
            std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.ok(); });
   }
 
-  // The lowering shared by the variants that differ from `options` only in fusion, or nullopt
-  // when it fails (recorded as a failure) or a test's compiler replaces the compiler.
-  std::optional<compiler::Lowering> lower(const compiler::CompileOptions& options) {
-    if (o_.compile) return std::nullopt;
-    try {
-      return compiler::Lowering(checked_.algorithm, options);
-    } catch (const UserError& e) {
-      last_failure_ = e;
-      return std::nullopt;
-    }
+  // Records that variant `attempt` could not be compiled (over the runtime limits): the last
+  // such error in the order is the one reported when no variant compiles.
+  void fail(size_t attempt, const UserError& e) {
+    ++failures_;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (last_failure_ && failed_attempt_ > attempt) return;
+    last_failure_ = e;
+    failed_attempt_ = attempt;
   }
+
+  void count_lowering(double seconds) { lowering_s_ += seconds; }
 
   bool empty() const { return variants_.empty(); }
   const std::optional<UserError>& last_failure() const { return last_failure_; }
@@ -135,7 +208,62 @@ class VariantRace {
   // Verifies the fastest variant at every size until each is correct (or none is left), and
   // returns the evaluation: per size the fastest correct variant, the program of the one
   // fastest at the last size. With no correct variant, the last one with its violations.
-  Evaluated finish() {
+  // `checked` is the evaluation so far (moved into the result, with a copy of the algorithm
+  // made only now: while variants compile, the caller's is the only one).
+  Evaluated finish(Evaluated&& checked) {
+    std::sort(variants_.begin(), variants_.end(),
+              [](const Variant& a, const Variant& b) { return a.position < b.position; });
+    // Indices moved: the held program, if any, is found again by its position.
+    const bool holding = held_.has_value();
+    held_.reset();
+    for (size_t i = 0; holding && i < variants_.size(); ++i) {
+      if (variants_[i].position == held_position_) held_ = i;
+    }
+    do verify_winners();
+    while (simulate_pruned_contenders());
+    const int last = winner(std::max<size_t>(o_.sizes.size(), 1) - 1);
+    const int kept = last >= 0 ? last : static_cast<int>(variants_.size()) - 1;
+    Evaluated out = std::move(checked);
+    out.program = std::move(program_of(kept));
+    out.algorithm = algorithm_;
+    out.options = variants_[kept].options;
+    out.program_report = *variants_[kept].report;
+    out.compiled = true;
+    out.stages = {compilations_, failures_,  simulations_, verifications_,
+                  lowering_s_,   compile_s_, simulate_s_,  verify_s_};
+    if (last < 0) return out;  // no correct variant: no results
+    for (size_t size = 0; size < o_.sizes.size(); ++size)
+      out.results.push_back(variants_[winner(size)].results[size]);
+    return out;
+  }
+
+ private:
+  // The sizes at which `v`'s bound is above the best time simulated so far (it loses there).
+  std::vector<bool> losing_sizes(const Variant& v) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<bool> out(o_.sizes.size());
+    for (size_t size = 0; size < out.size(); ++size)
+      out[size] = v.bound_us[size] > best_us_[size] * (1 + kBoundSlack);
+    return out;
+  }
+
+  // Simulates `v` at every size but the `skip` ones. A program the simulator rejects (e.g. one
+  // that deadlocks) must be wrong: it is verified at once, and when the verifier finds nothing
+  // wrong, the simulator's complaint stands.
+  void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
+    try {
+      const StageTimer timer(simulate_s_);
+      v.results = simulate_sizes(program, v.options, o_, bounds_, skip);
+      simulations_ += static_cast<int>(o_.sizes.size()) -
+                      static_cast<int>(std::count(skip.begin(), skip.end(), true));
+    } catch (const UserError&) {
+      v.report = verify_counted(program, v.options);
+      if (v.ok()) throw;
+    }
+  }
+
+  // Verifies the fastest variant at every size until each is correct or none is left.
+  void verify_winners() {
     for (;;) {
       bool all_ok = true;
       for (size_t size = 0; size < std::max<size_t>(o_.sizes.size(), 1); ++size) {
@@ -144,32 +272,26 @@ class VariantRace {
         verify(w);
         all_ok = all_ok && variants_[w].ok();
       }
-      if (all_ok) break;
+      if (all_ok) return;
     }
-    const int last = winner(std::max<size_t>(o_.sizes.size(), 1) - 1);
-    Evaluated out = checked_;
-    const int kept = last >= 0 ? last : static_cast<int>(variants_.size()) - 1;
-    out.options = variants_[kept].options;
-    out.program = std::move(program_of(kept));
-    out.program_report = *variants_[kept].report;
-    out.compiled = true;
-    if (last < 0) return out;  // no correct variant: no results
-    for (size_t size = 0; size < o_.sizes.size(); ++size)
-      out.results.push_back(variants_[winner(size)].results[size]);
-    return out;
   }
 
- private:
-  // Simulates `v` at every size. A program the simulator rejects (e.g. one that deadlocks) must
-  // be wrong: it is verified at once, and when the verifier finds nothing wrong, the
-  // simulator's complaint stands.
-  void simulate_or_reject(Variant& v, const Program& program) const {
-    try {
-      v.results = simulate_sizes(program, v.options, o_, bounds_);
-    } catch (const UserError&) {
-      v.report = verify_compiled(program, checked_.algorithm, v.options, o_);
-      if (v.ok()) throw;
+  // A variant pruned at a size against a time that a rejected variant set may win there now:
+  // simulates every such one at every size (compiling it again); true when one was.
+  bool simulate_pruned_contenders() {
+    bool any = false;
+    for (size_t size = 0; size < o_.sizes.size(); ++size) {
+      const int w = winner(size);
+      const double best = w < 0 ? kPruned : variants_[w].results[size].time_us;
+      for (size_t i = 0; i < variants_.size(); ++i) {
+        Variant& v = variants_[i];
+        if (v.rejected() || !v.pruned(size) || v.bound_us[size] > best * (1 + kBoundSlack))
+          continue;
+        simulate_or_reject(v, program_of(i), std::vector<bool>(o_.sizes.size(), false));
+        any = true;
+      }
     }
+    return any;
   }
 
   static bool faster(const Variant& a, const Variant& b, size_t size) {
@@ -187,7 +309,7 @@ class VariantRace {
   }
 
   // The first fastest variant at `size` that is not known to be wrong, or -1. Without sizes,
-  // the first one not known to be wrong.
+  // the first one not known to be wrong (variants are in position order by then).
   int winner(size_t size) const {
     int best = -1;
     for (size_t i = 0; i < variants_.size(); ++i) {
@@ -200,32 +322,59 @@ class VariantRace {
 
   void hold(size_t at, Program program) {
     held_ = at;
+    held_position_ = variants_[at].position;
     held_program_ = std::move(program);
   }
 
-  Program compile(const compiler::CompileOptions& options) const {
-    return o_.compile ? o_.compile(checked_.algorithm, options)
-                      : compiler::compile(checked_.algorithm, options);
+  Program compile(const compiler::CompileOptions& options) {
+    const StageTimer timer(compile_s_);
+    ++compilations_;
+    return o_.compile ? o_.compile(algorithm_, options) : compiler::compile(algorithm_, options);
   }
 
   // The program of variant `at`: the held one, or compiled again (compilation is deterministic).
   Program& program_of(size_t at) {
-    if (held_ != at) hold(at, compile(variants_[at].options));
+    if (held_ != at) {
+      held_program_ = Program{};  // one program at a time
+      hold(at, compile(variants_[at].options));
+    }
     return held_program_;
   }
 
   void verify(size_t at) {
     Variant& v = variants_[at];
-    v.report = verify_compiled(program_of(at), checked_.algorithm, v.options, o_);
+    v.report = verify_counted(program_of(at), v.options);
   }
 
-  const Evaluated& checked_;
+  verify::VerifyReport verify_counted(const Program& program,
+                                      const compiler::CompileOptions& options) {
+    const StageTimer timer(verify_s_);
+    ++verifications_;
+    return verify_compiled(program, algorithm_, options, o_);
+  }
+
+  // Whether the best program so far is held while the next variant compiles; not when two
+  // would not fit in memory (thousands of ranks): the winner is compiled again at the end.
+  const bool hold_programs_;
+  const Algorithm& algorithm_;
   const EvaluateOptions& o_;
   const std::vector<double> bounds_;
+  mutable std::mutex mutex_;  // guards what add() shares: variants, best times, held program
   std::vector<Variant> variants_;
+  std::vector<double> best_us_;  // per size the best time simulated so far (kPruned: none)
   std::optional<size_t> held_;
+  size_t held_position_ = 0;
   Program held_program_;
   std::optional<UserError> last_failure_;
+  size_t failed_attempt_ = 0;
+  std::atomic<int> simulations_{0};
+  std::atomic<int> compilations_{0};
+  std::atomic<int> verifications_{0};
+  std::atomic<int> failures_{0};
+  std::atomic<double> lowering_s_{0};
+  std::atomic<double> compile_s_{0};
+  std::atomic<double> simulate_s_{0};
+  std::atomic<double> verify_s_{0};
 };
 
 }  // namespace
@@ -252,6 +401,45 @@ std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm
   return out;
 }
 
+namespace {
+
+// Whether two variants start from one lowering (they differ at most in fusion), as
+// compiler::Lowering::matches tells for variants of one base.
+bool same_lowering(const compiler::CompileOptions& a, const compiler::CompileOptions& b) {
+  return a.instances == b.instances && a.schedule_order == b.schedule_order;
+}
+
+// The variants of `space` (indices into variant_options) grouped by the lowering they share
+// (same instances and order; they differ in fusion), groups in the order of their first variant.
+std::vector<std::vector<size_t>> lowering_groups(
+    const std::vector<compiler::CompileOptions>& variants, const EvaluateOptions& o) {
+  if (o.sizes.empty()) {  // in the order, the first correct one wins: one group
+    std::vector<size_t> all(variants.size());
+    std::iota(all.begin(), all.end(), 0);
+    return {all};
+  }
+  std::vector<std::vector<size_t>> groups;
+  for (size_t k = 0; k < variants.size(); ++k) {
+    const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& members) {
+      return same_lowering(variants[members.front()], variants[k]);
+    });
+    if (group == groups.end()) {
+      groups.push_back({k});
+    } else {
+      group->push_back(k);
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+int concurrent_evaluations(int threads, size_t jobs, size_t ops) {
+  const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
+  const size_t fit = evaluations_in_memory(ops);
+  return static_cast<int>(std::max<size_t>(1, std::min({jobs, wanted, fit})));
+}
+
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
                             const VariantSpace& space, const EvaluateOptions& o) {
   if (!o.sizes.empty() && o.topology == nullptr) {
@@ -264,37 +452,54 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
     if (instances < 1) throw UserError("", "instances", "must be >= 1");
   }
   Evaluated checked;
-  checked.algorithm = algorithm;
   checked.options = base;
   checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
-  if (!checked.algorithm_report.ok()) return checked;
-  VariantRace race(checked, o,
+  if (!checked.algorithm_report.ok()) {
+    checked.algorithm = algorithm;
+    return checked;
+  }
+  VariantRace race(algorithm, o,
                    o.sizes.empty()
                        ? std::vector<double>{}
                        : bounds_at(o, algorithm.collective, base.protocol, algorithm.routed));
   // Variants that differ only in fusion share one lowering, so they are compiled one after the
-  // other (with sizes; without, the first correct one in the order is kept).
-  std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
-  std::vector<size_t> by_lowering(variants.size());
-  std::iota(by_lowering.begin(), by_lowering.end(), 0);
-  if (!o.sizes.empty()) {
-    std::stable_sort(by_lowering.begin(), by_lowering.end(), [&](size_t a, size_t b) {
-      return std::pair(variants[a].instances, variants[a].schedule_order) <
-             std::pair(variants[b].instances, variants[b].schedule_order);
-    });
-  }
-  std::optional<compiler::Lowering> lowering;
-  for (size_t k = 0; k < by_lowering.size() && !race.settled(); ++k) {
-    const compiler::CompileOptions& options = variants[by_lowering[k]];
-    if (k == 0 || !lowering || !lowering->matches(options)) {
-      lowering.reset();  // one held at a time: they are large at thousands of ranks
-      lowering = race.lower(options);
+  // other on one thread (one lowering held per thread: they are large at thousands of ranks);
+  // with sizes, the lowerings run at once. Without sizes the first correct one in the order is
+  // kept, so they run one after the other in the order.
+  const std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
+  const std::vector<std::vector<size_t>> groups = lowering_groups(variants, o);
+  const int threads = o.sizes.empty() || o.compile
+                          ? 1
+                          : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size());
+  parallel_for(threads, groups.size(), [&](size_t g) {
+    std::optional<compiler::Lowering> lowering;  // none with a test's compiler
+    std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
+    for (const size_t k : groups[g]) {
+      if (race.settled()) return;
+      const compiler::CompileOptions& options = variants[k];
+      if (failed && same_lowering(failed->first, options)) {
+        race.fail(k, failed->second);  // compiling would lower again and fail alike
+        continue;
+      }
+      if (!o.compile && (!lowering || !lowering->matches(options))) {
+        lowering.reset();
+        const auto started = std::chrono::steady_clock::now();
+        try {
+          lowering.emplace(algorithm, options);
+          race.count_lowering(seconds_since(started));
+        } catch (const UserError& e) {
+          race.count_lowering(seconds_since(started));
+          failed.emplace(options, e);
+          race.fail(k, e);
+          continue;
+        }
+      }
+      race.add(options, k, k, lowering ? &*lowering : nullptr);
     }
-    race.add(options, by_lowering[k], lowering ? &*lowering : nullptr);
-  }
+  });
   if (race.empty() && race.last_failure()) throw *race.last_failure();
   CCSYNTH_CHECK(!race.empty()) << "evaluate_variants needs at least one variant";
-  return race.finish();
+  return race.finish(std::move(checked));
 }
 
 Evaluated evaluate_program(const Program& program, const Collective& collective,

@@ -1,17 +1,14 @@
 #include "ccsynth/plan/tune.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -30,6 +27,7 @@
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/registry.h"
 #include "ccsynth/synth/trees.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
@@ -66,22 +64,7 @@ bool skipped(const TuneRequest& r, const std::string& label) {
   return std::find(r.skip.begin(), r.skip.end(), label) != r.skip.end();
 }
 
-// Runs job(i) for i in [0, count) on `threads` threads (the calling one included).
-void parallel_for(int threads, size_t count, const std::function<void(size_t)>& job) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < count; i = next++) job(i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<size_t>(threads, count); ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-}
-
-int thread_count(const TuneRequest& r) {
-  if (r.threads > 0) return r.threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+int thread_count(const TuneRequest& r) { return r.threads > 0 ? r.threads : hardware_threads(); }
 
 // One compilation to try: algorithm `algorithm` of label `label` with `options`.
 struct VariantJob {
