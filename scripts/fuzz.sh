@@ -8,7 +8,8 @@
 #   scripts/fuzz.sh --time SECONDS     the nightly run: SECONDS per target, new inputs kept in
 #                                      build/fuzz/corpus/<target>/ for the next run
 #   ... [TARGET...]                    only these targets (topology_json, collective_json,
-#                                      sketch, algorithm_json, msccl_xml, program)
+#                                      sketch, algorithm_json, msccl_xml, program,
+#                                      tuning_json)
 #
 # A finding stops the script with libFuzzer's report and a crash-*/timeout-*/oom-* file in
 # build/fuzz/findings/; rerun it with build/fuzz/bin/<target>_fuzzer FILE.
@@ -32,7 +33,7 @@ if [ -z "$mode" ]; then
   exit 2
 fi
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(topology_json collective_json sketch algorithm_json msccl_xml program)
+  targets=(topology_json collective_json sketch algorithm_json msccl_xml program tuning_json)
 fi
 
 if ! command -v clang++ >/dev/null 2>&1; then
@@ -52,6 +53,7 @@ seeds_of() {
     sketch) echo examples/sketches examples/sketches/taccl fuzz/corpus/sketch ;;
     algorithm_json) echo examples/algorithms fuzz/corpus/algorithm_json ;;
     msccl_xml | program) echo tests/golden/xml fuzz/corpus/msccl_xml ;;
+    tuning_json) echo fuzz/corpus/tuning_json ;;
     *) echo "fuzz: unknown target '$1'" >&2; exit 2 ;;
   esac
 }

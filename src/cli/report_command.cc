@@ -14,6 +14,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/msccl_xml.h"
+#include "ccsynth/formats/tuning_json.h"
 #include "ccsynth/plan/html_report.h"
 #include "ccsynth/plan/planner.h"
 #include "ccsynth/plan/reference.h"
@@ -125,24 +126,17 @@ std::string program_next_to(const std::string& path, const std::string& field,
 // A tuner's table (`tune -o DIR`: DIR/tuning.json): one run per entry, named by its method
 // and size range, with the table's topology and collective.
 std::vector<SynthRun> tuning_runs(const nlohmann::json& doc, const std::string& path) {
-  if (!doc.contains("entries") || !doc["entries"].is_array()) {
-    throw UserError(path, "entries", "expected the tuner's array of entries");
-  }
+  const std::vector<formats::TuningTableEntry> entries = formats::read_tuning_table(doc, path);
   std::vector<SynthRun> runs;
-  for (size_t i = 0; i < doc["entries"].size(); ++i) {
-    const nlohmann::json& e = doc["entries"][i];
-    const std::string field = "entries[" + std::to_string(i) + "]";
-    if (!e.is_object() || !e.contains("file") || !e["file"].is_string()) {
-      throw UserError(path, field + ".file", "expected the entry's program file");
-    }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const formats::TuningTableEntry& e = entries[i];
     nlohmann::json run{{"format", "ccsynth-synthesis"},
-                       {"method", e.value("method", "tuned") + " [" +
-                                      std::to_string(e.value("min_bytes", int64_t{0})) + ", " +
-                                      std::to_string(e.value("max_bytes", int64_t{-1})) + ")"},
+                       {"method", fmt::format("{} [{}, {})", e.method, e.min_bytes, e.max_bytes)},
                        {"status", "tuned"}};
     for (const char* key : {"topology", "collective"})
       if (doc.contains(key)) run[key] = doc[key];
-    runs.push_back({std::move(run), program_next_to(path, field + ".file", e["file"])});
+    runs.push_back(
+        {std::move(run), program_next_to(path, fmt::format("entries[{}].file", i), e.file)});
   }
   return runs;
 }

@@ -33,6 +33,7 @@ struct SynthFlags {
   int root = 0;
   double time_limit_s = 60;
   int instances = 1;
+  int threads = 0;
   std::string proto = "Simple";
   std::string dialect = "executor";
   std::string output;
@@ -71,6 +72,7 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
   request.compile.protocol = parse_protocol_flag(f.proto);
   request.dialect = formats::parse_xml_dialect(f.dialect);
   request.variants.instances = {f.instances};
+  request.threads = f.threads;
   return request;
 }
 
@@ -212,6 +214,11 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--instances", f->instances, "compiler instances (parallel copies)")
       ->capture_default_str()
       ->check(kPositive);
+  cmd->add_option("--threads", f->threads,
+                  "compilations and simulations run at once (0 = the hardware threads, fewer "
+                  "when memory is short at thousands of ranks); the output does not depend on it")
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--proto", f->proto, "protocol: Simple, LL or LL128")->capture_default_str();
   cmd->add_option("--xml-dialect", f->dialect, "classic or executor")->capture_default_str();
   cmd->add_option("--output,-o", f->output,

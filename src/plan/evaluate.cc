@@ -1,7 +1,10 @@
 #include "ccsynth/plan/evaluate.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <limits>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <utility>
@@ -9,18 +12,36 @@
 #include "ccsynth/compiler/instances.h"
 #include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/error.h"
+#include "ccsynth/core/timing.h"
+#include "ccsynth/plan/tune.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
 namespace {
 
-// Simulated time of a (variant, protocol) pair at a size it was not simulated at: the
-// protocol's lower bound showed that it cannot win there.
+// Simulated time of a (variant, protocol) pair at a size it was not simulated at: its lower
+// bound (plan::program_load, the protocol's bound for the collective) showed that it cannot win
+// there.
 constexpr double kPruned = std::numeric_limits<double>::infinity();
+// A bound above the best time by more than this share (rounding in the bound's sum) is a loss.
+constexpr double kBoundSlack = 1e-9;
+// Memory one more evaluation (lowering, compilation, simulation) adds at its peak per op of the
+// algorithm (a second one at once added 0.6-1.3 KB per op on the 32x32 mesh, torus3d:8x8x8 and
+// rfs:8x8x8; docs/compiler.md), and what concurrent evaluations may hold together: at
+// thousands of ranks they run one at a time.
+constexpr double kBytesPerOpInFlight = 1000;
+constexpr double kConcurrentBytes = 4.0 * (int64_t{1} << 30);
+
+// How many evaluations of an algorithm of `ops` ops fit in memory at once (at least 1).
+size_t evaluations_in_memory(size_t ops) {
+  const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
+  return static_cast<size_t>(std::max(1.0, kConcurrentBytes / per_job));
+}
 
 // The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
 // factors, which the simulation applies too, and on whether sends may be routed, not on the
@@ -35,11 +56,9 @@ std::vector<double> bounds_at(const Topology& topology, const std::vector<int64_
   return out;
 }
 
-// Whether a program whose lower bound is `bound_us` can beat `best_us` (kPruned: nothing to
-// beat); `wins_tie`: whether it would win at the same time.
-bool can_win(double bound_us, double best_us, bool wins_tie) {
-  return wins_tie ? bound_us <= best_us : bound_us < best_us;
-}
+// Whether a program whose lower bound is `bound_us` can beat a time to beat, `best_us`, which
+// wins a tie (kPruned: nothing to beat).
+bool can_win(double bound_us, double best_us) { return bound_us < best_us; }
 
 // Simulates a program at every size but the `skip` ones (time kPruned there; empty: none).
 std::vector<SizedResult> simulate_sizes(const Program& program,
@@ -88,6 +107,19 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Adds the seconds from its construction to its destruction to `total`.
+class StageTimer {
+ public:
+  explicit StageTimer(std::atomic<double>& total) : total_(total) {}
+  StageTimer(const StageTimer&) = delete;
+  StageTimer& operator=(const StageTimer&) = delete;
+  ~StageTimer() { total_ += seconds_since(started_); }
+
+ private:
+  std::atomic<double>& total_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
 // One compiled variant in one protocol: its simulated times and, once checked, its verdict
 // (the same in every protocol: the verifier does not read the protocol). Only the program of
 // the pair fastest at the last size is held (they are large at thousands of ranks); another one
@@ -97,7 +129,9 @@ struct Variant {
   size_t compiled = 0;  // the compilation (in variant_options) it shares with its other protocols
   size_t protocol = 0;  // index in the race's protocols
   size_t position = 0;  // protocol-major, then instances x fusion x order: the first wins a tie
-  std::vector<SizedResult> results;            // time_us kPruned where not simulated
+  std::vector<SizedResult> results;  // time_us kPruned where not simulated
+  // Per size the larger of the program's load bound and the protocol's bound for the collective.
+  std::vector<double> bound_us;
   std::optional<verify::VerifyReport> report;  // set once verified
   bool ok() const { return report && report->ok(); }
   bool rejected() const { return report && !report->ok(); }
@@ -105,16 +139,18 @@ struct Variant {
 };
 
 // Compiles, simulates and checks the variants of one algorithm, each compiled once and
-// simulated in every protocol. Simulating is cheaper than verifying, so every pair is simulated
-// but only the ones whose results are kept (the fastest per size) are verified; a wrong one
-// drops out and the next fastest takes its place. A pair is not simulated at a size where its
-// protocol's lower bound cannot beat the time to beat or the best time simulated so far there;
-// it is when the pair that set that time turns out wrong.
+// simulated in every protocol. Simulating is cheaper than verifying, so every (variant,
+// protocol) pair is simulated but only the ones whose results are kept (the fastest per size)
+// are verified; a wrong one drops out and the next fastest takes its place. A pair whose lower
+// bound (program_load, the protocol's bound) is above the best time simulated so far at a size,
+// or cannot beat the time to beat there, is not simulated there: it cannot win. add() may run
+// on several threads at once (one per lowering); the outcome does not depend on their order.
 class VariantRace {
  public:
-  VariantRace(const Evaluated& checked, const EvaluateOptions& o, std::vector<Protocol> protocols,
+  VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<Protocol> protocols,
               std::vector<std::vector<double>> bounds, size_t variant_count)
-      : checked_(checked),
+      : hold_programs_(evaluations_in_memory(algorithm.ops.size()) > 1),
+        algorithm_(algorithm),
         o_(o),
         protocols_(std::move(protocols)),
         bounds_(std::move(bounds)),
@@ -122,97 +158,98 @@ class VariantRace {
         best_us_(o.sizes.size(), kPruned),
         dropped_(protocols_.size()) {}
 
-  // Compiles variant `index` (in the first protocol; the others only relabel the program), from
-  // `lowering` when given, and simulates it in every protocol; false when it is over the
-  // runtime's limits.
-  bool add(compiler::CompileOptions options, size_t index, const compiler::Lowering* lowering) {
+  // Compiles variant `position` (in the first protocol; the others only relabel the program),
+  // from `lowering` when given, and simulates it in every protocol; false when it is over the
+  // runtime's limits. `attempt` orders failures (the last one is reported).
+  bool add(compiler::CompileOptions options, size_t position, size_t attempt,
+           const compiler::Lowering* lowering) {
     options.protocol = protocols_.front();
     Program program;
     try {
-      program = lowering != nullptr ? compiler::compile(*lowering, options) : compile(options);
+      if (lowering != nullptr) {
+        const StageTimer timer(compile_s_);
+        program = compiler::compile(*lowering, options);
+        ++compilations_;
+      } else {
+        program = compile(options);
+      }
     } catch (const UserError& e) {
-      last_failure_ = e;  // over the runtime limits (e.g. steps per threadblock) this way
+      fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
     }
+    std::vector<Variant> pairs = simulate_protocols(program, options, position);
+    const std::lock_guard<std::mutex> lock(mutex_);
     const size_t first = variants_.size();
-    // Without sizes nothing is simulated: the first protocol only.
-    const size_t protocols = o_.sizes.empty() ? 1 : protocols_.size();
-    for (size_t p = 0; p < protocols; ++p) {
-      Variant v;
-      v.options = options;
-      v.options.protocol = protocols_[p];
-      v.compiled = index;
-      v.protocol = p;
-      v.position = p * variant_count_ + index;
-      program.protocol = protocols_[p];
+    for (Variant& v : pairs) {
       variants_.push_back(std::move(v));
-      const size_t at = variants_.size() - 1;
-      if (o_.sizes.empty()) {
-        // Nothing to race on: the first correct variant is the one kept.
-        variants_[at].report = verify_compiled(program, checked_.algorithm, options, o_);
-        continue;
-      }
-      variants_[at].report = variants_[first].report;  // the verdict so far, for every protocol
-      if (variants_[at].rejected() || dropped_[p]) {
-        variants_[at].results = unsimulated();
-      } else {
-        simulate_or_reject(at, program, losing_sizes(p));
-      }
-      note_best(variants_[at]);
+      note_best(variants_.back());
     }
-    bool better = false;
-    for (size_t at = first; at < variants_.size(); ++at) {
-      if (!held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_)) {
-        held_ = at;
-        better = true;
-      }
-    }
-    if (better) {
-      held_program_ = std::move(program);
-      held_program_.protocol = variants_[*held_].options.protocol;
+    size_t fastest = first;  // of the new pairs at the last size
+    for (size_t at = first + 1; at < variants_.size(); ++at)
+      if (before_at_last_size(at, fastest)) fastest = at;
+    const bool better =
+        !held_ || variants_[*held_].rejected() || before_at_last_size(fastest, *held_);
+    if (better && hold_programs_) {
+      program.protocol = variants_[fastest].options.protocol;
+      hold(fastest, std::move(program));
     }
     return true;
   }
 
   // Whether a correct variant is already known and nothing simulated could replace it.
   bool settled() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
     return o_.sizes.empty() &&
            std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.ok(); });
   }
 
-  // The lowering shared by the variants that differ from `options` only in fusion, or nullopt
-  // when it fails (recorded as a failure) or a test's compiler replaces the compiler.
-  std::optional<compiler::Lowering> lower(const compiler::CompileOptions& options) {
-    if (o_.compile) return std::nullopt;
-    try {
-      return compiler::Lowering(checked_.algorithm, options);
-    } catch (const UserError& e) {
-      last_failure_ = e;
-      return std::nullopt;
-    }
+  // Records that variant `attempt` could not be compiled (over the runtime limits): the last
+  // such error in the order is the one reported when no variant compiles.
+  void fail(size_t attempt, const UserError& e) {
+    ++failures_;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (last_failure_ && failed_attempt_ > attempt) return;
+    last_failure_ = e;
+    failed_attempt_ = attempt;
   }
+
+  void count_lowering(double seconds) { lowering_s_ += seconds; }
 
   bool empty() const { return variants_.empty(); }
   const std::optional<UserError>& last_failure() const { return last_failure_; }
 
-  // Verifies the fastest pair at every size until each is correct (or none is left), and
-  // returns the evaluation: per size the fastest correct pair (none where nothing could beat
-  // the time to beat), the program of the one fastest at the last size with a result. With no
-  // correct variant, the last one with its violations.
-  Evaluated finish() {
+  // Verifies the fastest variant at every size until each is correct (or none is left), and
+  // returns the evaluation: per size the fastest correct variant, the program of the one
+  // fastest at the last size. With no correct variant, the last one with its violations.
+  // `checked` is the evaluation so far (moved into the result, with a copy of the algorithm
+  // made only now: while variants compile, the caller's is the only one).
+  Evaluated finish(Evaluated&& checked) {
+    if (std::all_of(dropped_.begin(), dropped_.end(), [](const auto& d) { return d.has_value(); }))
+      throw *dropped_.back();  // the simulator refused a correct program in every protocol
+    std::sort(variants_.begin(), variants_.end(),
+              [](const Variant& a, const Variant& b) { return a.position < b.position; });
+    // Indices moved: the held program, if any, is found again by its position.
+    const bool holding = held_.has_value();
+    held_.reset();
+    for (size_t i = 0; holding && i < variants_.size(); ++i) {
+      if (variants_[i].position == held_position_) held_ = i;
+    }
     do verify_winners();
     while (simulate_pruned_contenders());
-    int last = -1;
+    int last = -1;  // the winner at the last size with one
     for (size_t size = std::max<size_t>(o_.sizes.size(), 1); size-- > 0 && last < 0;)
       last = winner(size);
-    Evaluated out = checked_;
     const int kept = last >= 0 ? last : static_cast<int>(variants_.size()) - 1;
     if (!variants_[kept].report) verify(kept);  // every pair was pruned: nothing verified yet
-    out.options = variants_[kept].options;
+    Evaluated out = std::move(checked);
     out.program = std::move(program_of(kept));
+    out.algorithm = algorithm_;
+    out.options = variants_[kept].options;
     out.program_report = *variants_[kept].report;
     out.compiled = true;
-    if (last < 0) return out;  // no correct variant, or nothing to beat the time to beat
+    out.stages = {compilations_, failures_,  simulations_, verifications_,
+                  lowering_s_,   compile_s_, simulate_s_,  verify_s_};
+    if (last < 0) return out;  // no correct variant, or nothing beat the time to beat
     for (size_t size = 0; size < o_.sizes.size(); ++size) {
       const int w = winner(size);
       if (w >= 0) out.results.push_back(variants_[w].results[size]);
@@ -221,50 +258,61 @@ class VariantRace {
   }
 
  private:
-  // Where protocol `p` cannot win: its bound does not beat the time to beat (which wins a
-  // tie) or is above the best time simulated so far.
-  std::vector<bool> losing_sizes(size_t p) const {
+  // The compiled `program` of variant `position` (compiled as `options`) in every protocol
+  // (the first only without sizes): one pair each, simulated where it can win.
+  std::vector<Variant> simulate_protocols(Program& program, const compiler::CompileOptions& options,
+                                          size_t position) {
+    std::vector<Variant> pairs;
+    for (size_t p = 0; p < (o_.sizes.empty() ? 1 : protocols_.size()); ++p) {
+      Variant v;
+      v.options = options;
+      v.options.protocol = protocols_[p];
+      v.compiled = position;
+      v.protocol = p;
+      v.position = p * variant_count_ + position;
+      program.protocol = protocols_[p];
+      if (o_.sizes.empty()) {
+        // Nothing to race on: the first correct variant is the one kept.
+        v.report = verify_counted(program, options);
+      } else {
+        const ProgramLoad load = program_load(program, *o_.topology);
+        for (size_t size = 0; size < o_.sizes.size(); ++size) {
+          v.bound_us.push_back(std::max(load.lower_bound_us(o_.sizes[size]), bounds_[p][size]));
+        }
+        if (!pairs.empty()) v.report = pairs.front().report;  // the verdict so far
+        if (v.rejected() || dropped(p)) {
+          v.results = unsimulated();
+        } else {
+          simulate_or_reject(v, program, losing_sizes(v));
+        }
+        for (Variant& sibling : pairs) sibling.report = v.report;
+      }
+      pairs.push_back(std::move(v));
+    }
+    return pairs;
+  }
+
+  // The sizes at which `v` cannot win: its bound is above the best time simulated so far or
+  // does not beat the time to beat.
+  std::vector<bool> losing_sizes(const Variant& v) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
     std::vector<bool> out(o_.sizes.size());
     for (size_t size = 0; size < out.size(); ++size)
-      out[size] = !can_win_at(p, size, best_us_[size]);
+      out[size] = !can_win_at(v, size, best_us_[size]);
     return out;
   }
 
-  bool can_win_at(size_t p, size_t size, double best_us) const {
-    const double bound = bounds_[p][size];
+  // Whether `v`'s bound at `size` is not above `best_us` and beats the time to beat.
+  bool can_win_at(const Variant& v, size_t size, double best_us) const {
     const double beat = o_.time_to_beat.empty() ? kPruned : o_.time_to_beat[size];
-    return can_win(bound, beat, false) && can_win(bound, best_us, true);
+    return v.bound_us[size] <= best_us * (1 + kBoundSlack) && can_win(v.bound_us[size], beat);
   }
 
+  // Folds `v`'s times into the best ones (under the lock).
   void note_best(const Variant& v) {
     for (size_t size = 0; size < o_.sizes.size(); ++size) {
       if (!v.rejected() && !dropped_[v.protocol] && !v.pruned(size))
         best_us_[size] = std::min(best_us_[size], v.results[size].time_us);
-    }
-  }
-
-  // Simulates pair `at` at every size but the `skip` ones (kept as they were; kPruned the
-  // first time). A program the simulator rejects (e.g. one that deadlocks) must be wrong: it is
-  // verified at once, and when the verifier finds nothing wrong, the simulator's complaint
-  // stands: the pair's protocol is dropped (evaluated on its own, it would have failed).
-  void simulate_or_reject(size_t at, const Program& program, const std::vector<bool>& skip) {
-    Variant& v = variants_[at];
-    try {
-      std::vector<SizedResult> times =
-          simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip);
-      if (v.results.empty()) {
-        v.results = std::move(times);
-        return;
-      }
-      for (size_t size = 0; size < skip.size(); ++size)
-        if (!skip[size]) v.results[size] = times[size];
-    } catch (const UserError& e) {
-      if (v.results.empty()) v.results = unsimulated();
-      if (!v.report) {
-        v.report = verify_compiled(program, checked_.algorithm, v.options, o_);
-        share_report(at);
-      }
-      if (v.ok()) drop(v.protocol, e);
     }
   }
 
@@ -278,20 +326,40 @@ class VariantRace {
     return out;
   }
 
-  // Leaves protocol `p` out of the race (the simulator refused a correct program in it, e.g.
-  // over its step-instance cap); rethrows `e` when no protocol is left.
-  void drop(size_t p, const UserError& e) {
-    dropped_[p] = e;
-    if (std::all_of(dropped_.begin(), dropped_.end(), [](const auto& d) { return d.has_value(); }))
-      throw e;
+  bool dropped(size_t p) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return dropped_[p].has_value();
   }
 
-  // Whether pair `at` is out of the race: wrong, or in a dropped protocol.
+  // Leaves protocol `p` out of the race: the simulator refused a correct program in it (e.g.
+  // over its step-instance cap), as an evaluation in that protocol alone would have failed.
+  void drop(size_t p, const UserError& e) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    dropped_[p] = e;
+  }
+
+  // Whether pair `at` is out of the race: wrong, or in a dropped protocol (single-threaded).
   bool out_of_race(size_t at) const {
     return variants_[at].rejected() || dropped_[variants_[at].protocol];
   }
 
-  // Verifies the fastest pair at every size until each is correct or none is left.
+  // Simulates `v` at every size but the `skip` ones. A program the simulator rejects (e.g. one
+  // that deadlocks) must be wrong: it is verified at once, and when the verifier finds nothing
+  // wrong, the simulator's complaint stands: the protocol is dropped (drop()).
+  void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
+    try {
+      const StageTimer timer(simulate_s_);
+      v.results = simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip);
+      simulations_ += static_cast<int>(o_.sizes.size()) -
+                      static_cast<int>(std::count(skip.begin(), skip.end(), true));
+    } catch (const UserError& e) {
+      if (v.results.empty()) v.results = unsimulated();
+      if (!v.report) v.report = verify_counted(program, v.options);
+      if (v.ok()) drop(v.protocol, e);
+    }
+  }
+
+  // Verifies the fastest variant at every size until each is correct or none is left.
   void verify_winners() {
     for (;;) {
       bool all_ok = true;
@@ -305,22 +373,20 @@ class VariantRace {
     }
   }
 
-  // A pair not simulated at a size against a time that a wrong pair set may win there now:
-  // simulates every such one at those sizes (compiling it again); true when one was.
+  // A pair pruned at a size against a time that a rejected pair set may win there now:
+  // simulates every such one at every size (compiling it again); true when one was.
   bool simulate_pruned_contenders() {
     bool any = false;
-    for (size_t i = 0; i < variants_.size(); ++i) {
-      std::vector<bool> skip(o_.sizes.size(), true);
-      for (size_t size = 0; size < o_.sizes.size(); ++size) {
-        if (out_of_race(i) || !variants_[i].pruned(size)) continue;
-        const int w = winner(size);
-        skip[size] = !can_win_at(variants_[i].protocol, size,
-                                 w < 0 ? kPruned : variants_[w].results[size].time_us);
+    for (size_t size = 0; size < o_.sizes.size(); ++size) {
+      const int w = winner(size);
+      const double best = w < 0 ? kPruned : variants_[w].results[size].time_us;
+      for (size_t i = 0; i < variants_.size(); ++i) {
+        Variant& v = variants_[i];
+        if (out_of_race(i) || !v.pruned(size) || !can_win_at(v, size, best)) continue;
+        simulate_or_reject(v, program_of(i), std::vector<bool>(o_.sizes.size(), false));
+        share_report(i);
+        any = true;
       }
-      if (std::all_of(skip.begin(), skip.end(), [](bool s) { return s; })) continue;
-      simulate_or_reject(i, program_of(i), skip);
-      if (variants_[i].rejected()) share_report(i);
-      any = true;
     }
     return any;
   }
@@ -330,7 +396,7 @@ class VariantRace {
     return ta != tb ? ta < tb : a.position < b.position;
   }
 
-  // Whether pair `a` goes before `b` at the last size: faster, or as fast and first in the
+  // Whether variant `a` goes before `b` at the last size: faster, or as fast and first in the
   // order (the first in the order without sizes).
   bool before_at_last_size(size_t a, size_t b) const {
     const Variant& va = variants_[a];
@@ -339,8 +405,8 @@ class VariantRace {
     return faster(va, vb, va.results.size() - 1);
   }
 
-  // The first fastest pair simulated at `size` that is not known to be wrong, or -1. Without
-  // sizes, the first one not known to be wrong.
+  // The first fastest variant at `size` that is not known to be wrong, or -1. Without sizes,
+  // the first one not known to be wrong (variants are in position order by then).
   int winner(size_t size) const {
     int best = -1;
     for (size_t i = 0; i < variants_.size(); ++i) {
@@ -352,24 +418,35 @@ class VariantRace {
     return best;
   }
 
-  Program compile(const compiler::CompileOptions& options) const {
-    return o_.compile ? o_.compile(checked_.algorithm, options)
-                      : compiler::compile(checked_.algorithm, options);
+  void hold(size_t at, Program program) {
+    held_ = at;
+    held_position_ = variants_[at].position;
+    held_program_ = std::move(program);
+  }
+
+  Program compile(const compiler::CompileOptions& options) {
+    const StageTimer timer(compile_s_);
+    ++compilations_;
+    return o_.compile ? o_.compile(algorithm_, options) : compiler::compile(algorithm_, options);
   }
 
   // The program of pair `at`: the held one relabelled when it is the same compilation, or
   // compiled again (compilation is deterministic).
   Program& program_of(size_t at) {
-    if (!held_ || variants_[*held_].compiled != variants_[at].compiled)
-      held_program_ = compile(variants_[at].options);
-    held_ = at;
+    if (held_ && variants_[*held_].compiled == variants_[at].compiled) {
+      held_ = at;
+      held_position_ = variants_[at].position;
+    } else {
+      held_program_ = Program{};  // one program at a time
+      hold(at, compile(variants_[at].options));
+    }
     held_program_.protocol = variants_[at].options.protocol;
     return held_program_;
   }
 
   void verify(size_t at) {
-    variants_[at].report =
-        verify_compiled(program_of(at), checked_.algorithm, variants_[at].options, o_);
+    Variant& v = variants_[at];
+    v.report = verify_counted(program_of(at), v.options);
     share_report(at);
   }
 
@@ -379,17 +456,38 @@ class VariantRace {
       if (v.compiled == variants_[at].compiled) v.report = variants_[at].report;
   }
 
-  const Evaluated& checked_;
+  verify::VerifyReport verify_counted(const Program& program,
+                                      const compiler::CompileOptions& options) {
+    const StageTimer timer(verify_s_);
+    ++verifications_;
+    return verify_compiled(program, algorithm_, options, o_);
+  }
+
+  // Whether the best program so far is held while the next variant compiles; not when two
+  // would not fit in memory (thousands of ranks): the winner is compiled again at the end.
+  const bool hold_programs_;
+  const Algorithm& algorithm_;
   const EvaluateOptions& o_;
   const std::vector<Protocol> protocols_;
   const std::vector<std::vector<double>> bounds_;  // per protocol, per size
   const size_t variant_count_;
+  mutable std::mutex mutex_;  // guards what add() shares: variants, best times, held program
   std::vector<Variant> variants_;
   std::vector<double> best_us_;  // per size the best time simulated so far (kPruned: none)
   std::vector<std::optional<UserError>> dropped_;  // per protocol, why it left the race
   std::optional<size_t> held_;
+  size_t held_position_ = 0;
   Program held_program_;
   std::optional<UserError> last_failure_;
+  size_t failed_attempt_ = 0;
+  std::atomic<int> simulations_{0};
+  std::atomic<int> compilations_{0};
+  std::atomic<int> verifications_{0};
+  std::atomic<int> failures_{0};
+  std::atomic<double> lowering_s_{0};
+  std::atomic<double> compile_s_{0};
+  std::atomic<double> simulate_s_{0};
+  std::atomic<double> verify_s_{0};
 };
 
 }  // namespace
@@ -416,6 +514,45 @@ std::vector<compiler::CompileOptions> variant_options(const Algorithm& algorithm
   return out;
 }
 
+namespace {
+
+// Whether two variants start from one lowering (they differ at most in fusion), as
+// compiler::Lowering::matches tells for variants of one base.
+bool same_lowering(const compiler::CompileOptions& a, const compiler::CompileOptions& b) {
+  return a.instances == b.instances && a.schedule_order == b.schedule_order;
+}
+
+// The variants of `space` (indices into variant_options) grouped by the lowering they share
+// (same instances and order; they differ in fusion), groups in the order of their first variant.
+std::vector<std::vector<size_t>> lowering_groups(
+    const std::vector<compiler::CompileOptions>& variants, const EvaluateOptions& o) {
+  if (o.sizes.empty()) {  // in the order, the first correct one wins: one group
+    std::vector<size_t> all(variants.size());
+    std::iota(all.begin(), all.end(), 0);
+    return {all};
+  }
+  std::vector<std::vector<size_t>> groups;
+  for (size_t k = 0; k < variants.size(); ++k) {
+    const auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& members) {
+      return same_lowering(variants[members.front()], variants[k]);
+    });
+    if (group == groups.end()) {
+      groups.push_back({k});
+    } else {
+      group->push_back(k);
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+int concurrent_evaluations(int threads, size_t jobs, size_t ops) {
+  const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
+  const size_t fit = evaluations_in_memory(ops);
+  return static_cast<int>(std::max<size_t>(1, std::min({jobs, wanted, fit})));
+}
+
 Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileOptions& base,
                             const VariantSpace& space, const EvaluateOptions& o) {
   if (!o.sizes.empty() && o.topology == nullptr) {
@@ -431,10 +568,12 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
     throw UserError("", "time_to_beat", "needs one time per size");
   }
   Evaluated checked;
-  checked.algorithm = algorithm;
   checked.options = base;
   checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
-  if (!checked.algorithm_report.ok()) return checked;
+  if (!checked.algorithm_report.ok()) {
+    checked.algorithm = algorithm;
+    return checked;
+  }
   const std::vector<Protocol> protocols =
       o.protocols.empty() ? std::vector<Protocol>{base.protocol} : o.protocols;
   std::vector<std::vector<double>> bounds;  // per protocol
@@ -443,30 +582,45 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
                                      : bounds_at(*o.topology, o.sizes, algorithm.collective,
                                                  protocol, algorithm.routed));
   }
-  std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
-  VariantRace race(checked, o, protocols, std::move(bounds), variants.size());
   // Variants that differ only in fusion share one lowering, so they are compiled one after the
-  // other (with sizes; without, the first correct one in the order is kept).
-  std::vector<size_t> by_lowering(variants.size());
-  std::iota(by_lowering.begin(), by_lowering.end(), 0);
-  if (!o.sizes.empty()) {
-    std::stable_sort(by_lowering.begin(), by_lowering.end(), [&](size_t a, size_t b) {
-      return std::pair(variants[a].instances, variants[a].schedule_order) <
-             std::pair(variants[b].instances, variants[b].schedule_order);
-    });
-  }
-  std::optional<compiler::Lowering> lowering;
-  for (size_t k = 0; k < by_lowering.size() && !race.settled(); ++k) {
-    const compiler::CompileOptions& options = variants[by_lowering[k]];
-    if (k == 0 || !lowering || !lowering->matches(options)) {
-      lowering.reset();  // one held at a time: they are large at thousands of ranks
-      lowering = race.lower(options);
+  // other on one thread (one lowering held per thread: they are large at thousands of ranks);
+  // with sizes, the lowerings run at once. Without sizes the first correct one in the order is
+  // kept, so they run one after the other in the order.
+  const std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
+  VariantRace race(algorithm, o, protocols, std::move(bounds), variants.size());
+  const std::vector<std::vector<size_t>> groups = lowering_groups(variants, o);
+  const int threads = o.sizes.empty() || o.compile
+                          ? 1
+                          : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size());
+  parallel_for(threads, groups.size(), [&](size_t g) {
+    std::optional<compiler::Lowering> lowering;  // none with a test's compiler
+    std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
+    for (const size_t k : groups[g]) {
+      if (race.settled()) return;
+      const compiler::CompileOptions& options = variants[k];
+      if (failed && same_lowering(failed->first, options)) {
+        race.fail(k, failed->second);  // compiling would lower again and fail alike
+        continue;
+      }
+      if (!o.compile && (!lowering || !lowering->matches(options))) {
+        lowering.reset();
+        const auto started = std::chrono::steady_clock::now();
+        try {
+          lowering.emplace(algorithm, options);
+          race.count_lowering(seconds_since(started));
+        } catch (const UserError& e) {
+          race.count_lowering(seconds_since(started));
+          failed.emplace(options, e);
+          race.fail(k, e);
+          continue;
+        }
+      }
+      race.add(options, k, k, lowering ? &*lowering : nullptr);
     }
-    race.add(options, by_lowering[k], lowering ? &*lowering : nullptr);
-  }
+  });
   if (race.empty() && race.last_failure()) throw *race.last_failure();
   CCSYNTH_CHECK(!race.empty()) << "evaluate_variants needs at least one variant";
-  return race.finish();
+  return race.finish(std::move(checked));
 }
 
 Evaluated evaluate_program(const Program& program, const Collective& collective,
@@ -497,7 +651,7 @@ std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool r
   const std::vector<double> bounds = bounds_at(topology, sizes, collective, protocol, routed);
   std::vector<int64_t> out;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (i >= best_us.size() || can_win(bounds[i], best_us[i], false)) out.push_back(sizes[i]);
+    if (i >= best_us.size() || can_win(bounds[i], best_us[i])) out.push_back(sizes[i]);
   }
   return out;
 }

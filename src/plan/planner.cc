@@ -1,10 +1,15 @@
 #include "ccsynth/plan/planner.h"
 
 #include <chrono>
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/timing.h"
 #include "ccsynth/plan/reference.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
@@ -17,17 +22,49 @@ std::vector<int64_t> sizes_of(const PlanRequest& request) {
   return {request.synth.bytes.value_or(kDefaultBytes)};
 }
 
+// Tells the request's progress callback how often each stage ran for `what`.
+void report_stages(const PlanRequest& request, const std::string& what, const Evaluated& e) {
+  if (!request.synth.progress) return;
+  const StageCounts& c = e.stages;
+  request.synth.progress(fmt::format(
+      "plan: {}: {} compilation(s) ({} more over the runtime limits), {} simulation(s), {} "
+      "program verification(s); seconds over all threads: lowering {:.1f}, compiling {:.1f}, "
+      "simulating {:.1f}, verifying {:.1f}",
+      what, c.compilations, c.over_limits, c.simulations, c.program_verifications,
+      c.lowering_seconds, c.compile_seconds, c.simulate_seconds, c.verify_seconds));
+}
+
 // Evaluates the found algorithm compiled with `options` (and the request's variants) and, when
-// asked for, the nccl reference on the same sizes.
+// asked for, the nccl reference on the same sizes; the two run at once when memory allows
+// (concurrent_evaluations). The reference is kept only beside a correct program.
 void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request,
                    const compiler::CompileOptions& options) {
   EvaluateOptions evaluate;
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
-  out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
-  if (!request.compare_with_nccl || !out.program->ok()) return;
-  out.nccl = evaluate_nccl(algorithm.collective, request.topology, options,
+  evaluate.threads = request.threads;
+  const size_t jobs = request.compare_with_nccl ? 2 : 1;
+  const int threads = concurrent_evaluations(request.threads, jobs, algorithm.ops.size());
+  std::optional<Evaluated> nccl;
+  std::exception_ptr nccl_error;  // rethrown only beside a correct program
+  parallel_for(threads, jobs, [&](size_t job) {
+    if (job == 0) {
+      out.program = evaluate_variants(algorithm, options, request.variants, evaluate);
+      return;
+    }
+    if (threads == 1 && !out.program->ok()) return;  // nothing to compare with
+    try {
+      nccl = evaluate_nccl(algorithm.collective, request.topology, options,
                            nccl_variants(request.variants), evaluate);
+    } catch (...) {
+      nccl_error = std::current_exception();
+    }
+  });
+  report_stages(request, "program", *out.program);
+  if (!out.program->ok()) return;
+  if (nccl_error) std::rethrow_exception(nccl_error);
+  out.nccl = std::move(nccl);
+  if (out.nccl) report_stages(request, "nccl reference", *out.nccl);
 }
 
 }  // namespace

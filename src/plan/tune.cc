@@ -1,17 +1,14 @@
 #include "ccsynth/plan/tune.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -22,6 +19,7 @@
 #include "ccsynth/core/timing.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/formats/json_io.h"
+#include "ccsynth/formats/tuning_json.h"
 #include "ccsynth/plan/evaluate.h"
 #include "ccsynth/plan/limits.h"
 #include "ccsynth/plan/reference.h"
@@ -29,12 +27,12 @@
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/registry.h"
 #include "ccsynth/synth/trees.h"
+#include "parallel.h"
 
 namespace ccsynth::plan {
 
 namespace {
 
-constexpr int kTuningVersion = 1;
 constexpr char kTuningFile[] = "tuning.json";
 // A candidate replaces the nccl ring at a size only when it is faster by more than this share.
 constexpr double kRingTieTolerance = 1e-3;
@@ -66,22 +64,7 @@ bool skipped(const TuneRequest& r, const std::string& label) {
   return std::find(r.skip.begin(), r.skip.end(), label) != r.skip.end();
 }
 
-// Runs job(i) for i in [0, count) on `threads` threads (the calling one included).
-void parallel_for(int threads, size_t count, const std::function<void(size_t)>& job) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < count; i = next++) job(i);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::min<size_t>(threads, count); ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& t : pool) t.join();
-}
-
-int thread_count(const TuneRequest& r) {
-  if (r.threads > 0) return r.threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+int thread_count(const TuneRequest& r) { return r.threads > 0 ? r.threads : hardware_threads(); }
 
 // One compilation to try: algorithm `algorithm` of label `label` with `options`.
 struct VariantJob {
@@ -303,13 +286,6 @@ void check_sizes(const std::vector<int64_t>& sizes) {
   }
 }
 
-int64_t json_bytes(const formats::JsonReader& reader, const std::string& key) {
-  const nlohmann::json& v = reader.json().contains(key) ? reader.json().at(key) : nlohmann::json();
-  if (!v.is_number_integer() || v.get<int64_t>() < 0)
-    reader.fail(key, "expected a non-negative integer number of bytes");
-  return v.get<int64_t>();
-}
-
 }  // namespace
 
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
@@ -430,7 +406,7 @@ nlohmann::json tuning_json(const TuneResult& result) {
                         {"pruned", s.pruned}});
   }
   return {{"format", "ccsynth-tuning"},
-          {"version", kTuningVersion},
+          {"version", formats::kTuningTableVersion},
           {"topology", result.topology},
           {"collective", to_string(result.kind)},
           {"dialect", formats::to_string(result.dialect)},
@@ -459,22 +435,11 @@ void write_tuning_dir(const TuneResult& result, const std::string& dir) {
 int load_tuning_dir(runtime::Communicator& communicator, const std::string& dir) {
   const std::filesystem::path root(dir);
   const std::string path = (root / kTuningFile).string();
-  const nlohmann::json doc = formats::read_json_file(path);
-  const formats::JsonReader reader(doc, path);
-  reader.require_object();
-  reader.require_header("ccsynth-tuning", kTuningVersion);
-  const nlohmann::json& entries = reader.get_array("entries");
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const formats::JsonReader entry = reader.child("entries", i);
-    entry.require_object();
-    const std::string file = entry.get_string("file");
-    if (file.empty() || file.find('/') != std::string::npos)
-      entry.fail("file", "expected a file name inside the tuning directory");
-    const int64_t min_bytes = json_bytes(entry, "min_bytes");
-    const int64_t max_bytes = json_bytes(entry, "max_bytes");
-    if (max_bytes > 0 && max_bytes < min_bytes) entry.fail("max_bytes", "is below min_bytes");
-    communicator.load(formats::read_msccl_xml_file((root / file).string()), min_bytes, max_bytes);
-  }
+  const std::vector<formats::TuningTableEntry> entries =
+      formats::read_tuning_table(formats::read_json_file(path), path);
+  for (const formats::TuningTableEntry& e : entries)
+    communicator.load(formats::read_msccl_xml_file((root / e.file).string()), e.min_bytes,
+                      e.max_bytes);
   return static_cast<int>(entries.size());
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
@@ -13,13 +14,16 @@
 #include "ccsynth/plan/limits.h"
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/plan/report.h"
+#include "ccsynth/plan/tune.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
+#include "ccsynth/synth/tacos.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
 #include "faulty_compile.h"
+#include "plan/parallel.h"
 
 namespace ccsynth::plan {
 namespace {
@@ -109,6 +113,160 @@ TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
     EXPECT_FALSE(best.results[i].fused) << eo.sizes[i];
     EXPECT_DOUBLE_EQ(best.results[i].time_us, plain.results[i].time_us) << eo.sizes[i];
   }
+}
+
+// A TACOS allgather: timed, so its variants are fusion x step / start-time order (2 lowerings).
+Algorithm tacos_allgather(const Topology& t) {
+  return synth::synthesize_tacos(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, 1))
+      .algorithm;
+}
+
+// The lowerings run at once, in any order: the kept variant, its program and every size's
+// result are those of the one-at-a-time run.
+TEST(Evaluate, TheOutcomeDoesNotDependOnTheThreadCount) {
+  const Topology t = topologies::make_builtin("torus2d:4x4");
+  const Algorithm a = tacos_allgather(t);
+  EvaluateOptions eo = small_and_large(t);
+  eo.threads = 1;
+  const Evaluated one = evaluate_variants(a, {}, {}, eo);
+  ASSERT_TRUE(one.ok());
+  for (const int threads : {2, 4}) {
+    eo.threads = threads;
+    const Evaluated many = evaluate_variants(a, {}, {}, eo);
+    ASSERT_TRUE(many.ok()) << threads;
+    EXPECT_EQ(many.program, one.program) << threads;
+    EXPECT_EQ(many.options.fuse, one.options.fuse) << threads;
+    EXPECT_EQ(many.options.schedule_order, one.options.schedule_order) << threads;
+    ASSERT_EQ(many.results.size(), one.results.size());
+    for (size_t i = 0; i < one.results.size(); ++i) {
+      EXPECT_EQ(many.results[i].time_us, one.results[i].time_us) << threads << " " << i;
+      EXPECT_EQ(many.results[i].fused, one.results[i].fused) << threads << " " << i;
+      EXPECT_EQ(many.results[i].schedule_order, one.results[i].schedule_order);
+    }
+    EXPECT_EQ(many.algorithm, a);
+  }
+}
+
+// Each of the four variants is compiled once, simulated at most once per size, and only the
+// kept one is verified (one size: one winner).
+TEST(Evaluate, EachVariantIsCompiledOnceAndOnlyTheKeptOneVerified) {
+  const Topology t = topologies::make_builtin("torus2d:4x4");
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kMiB};
+  for (const int threads : {1, 2}) {
+    eo.threads = threads;
+    const Evaluated e = evaluate_variants(tacos_allgather(t), {}, {}, eo);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e.stages.compilations, 4) << threads;
+    EXPECT_EQ(e.stages.over_limits, 0) << threads;
+    EXPECT_GE(e.stages.simulations, 1) << threads;
+    EXPECT_LE(e.stages.simulations, 4) << threads;
+    EXPECT_EQ(e.stages.program_verifications, 1) << threads;
+  }
+}
+
+// The ops of `a` whose chunk is in the first half: a wrong algorithm that moves half the data.
+Algorithm first_half(const Algorithm& in) {
+  Algorithm a = in;
+  const int half = a.collective.num_chunks() / 2;
+  std::erase_if(a.ops, [half](const ChunkOp& op) { return op.chunk >= half; });
+  return a;
+}
+
+// `a` run twice, one run after the other: correct, with twice the traffic.
+Algorithm twice(const Algorithm& in) {
+  Algorithm a = in;
+  const int steps = a.num_steps();
+  const size_t n = a.ops.size();
+  for (size_t i = 0; i < n; ++i) {
+    ChunkOp again = a.ops[i];
+    again.step += steps;
+    a.ops.push_back(again);
+  }
+  return a;
+}
+
+// The variants (fused first, then unfused) of the two-chunk ring allgather on ring:4 at
+// 64 MiB, each compiled from the ring changed by `fused` or `unfused`.
+Evaluated race_changed_variants(const std::function<Algorithm(const Algorithm&)>& fused,
+                                const std::function<Algorithm(const Algorithm&)>& unfused) {
+  static const Topology t = topologies::make_builtin("ring:4");
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {64 * kMiB};
+  eo.compile = [&](const Algorithm& a, const compiler::CompileOptions& o) {
+    return compiler::compile(o.fuse ? fused(a) : unfused(a), o);
+  };
+  return evaluate_variants(two_chunk_ring_allgather(t), {}, {}, eo);
+}
+
+Algorithm unchanged(const Algorithm& a) { return a; }
+
+// A variant whose load bound is above the best time simulated so far is not simulated; when
+// the variant that set that time turns out wrong, the pruned one is simulated and wins. Here
+// the fused variant (compiled first) moves half the data: it is fast and wrong, and at 64 MiB
+// the unfused one's bound (all the data over the ring's links) is above its time.
+TEST(Evaluate, APrunedVariantIsSimulatedWhenTheOneThatPrunedItIsWrong) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  const int64_t bytes = 64 * kMiB;
+  const Evaluated best = race_changed_variants(first_half, unchanged);
+  ASSERT_TRUE(best.ok());
+  EXPECT_FALSE(best.options.fuse);
+  compiler::CompileOptions unfused;
+  unfused.fuse = false;
+  const Program plain = compiler::compile(ring, unfused);
+  const double fused_half =
+      sim::simulate(compiler::compile(first_half(ring), {}), t, bytes).time_us;
+  EXPECT_GT(program_load(plain, t).lower_bound_us(bytes), fused_half);  // it was pruned
+  EXPECT_DOUBLE_EQ(best.results[0].time_us, sim::simulate(plain, t, bytes).time_us);
+  EXPECT_EQ(best.stages.simulations, 2);            // the wrong one, then the pruned one
+  EXPECT_EQ(best.stages.program_verifications, 2);  // the wrong one, then the winner
+}
+
+// A correct variant whose load bound is above the best time already simulated is never
+// simulated: the unfused variant here sends everything twice.
+TEST(Evaluate, AVariantThatCannotWinIsNotSimulated) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = two_chunk_ring_allgather(t);
+  const Evaluated best = race_changed_variants(unchanged, twice);
+  ASSERT_TRUE(best.ok());
+  EXPECT_TRUE(best.options.fuse);
+  compiler::CompileOptions unfused;
+  unfused.fuse = false;
+  const Program heavy = compiler::compile(twice(ring), unfused);
+  ASSERT_TRUE(verify::verify_program(heavy).ok());
+  EXPECT_GT(program_load(heavy, t).lower_bound_us(64 * kMiB), best.results[0].time_us);
+  EXPECT_EQ(best.stages.compilations, 2);
+  EXPECT_EQ(best.stages.simulations, 1);
+  EXPECT_EQ(best.stages.program_verifications, 1);
+}
+
+// The pool runs every index once and rethrows the error of the lowest failing index.
+TEST(Parallel, RunsEveryJobOnceAndRethrowsTheFirstError) {
+  for (const int threads : {1, 3}) {
+    std::vector<int> runs(50, 0);
+    parallel_for(threads, runs.size(), [&](size_t i) { ++runs[i]; });
+    EXPECT_EQ(std::count(runs.begin(), runs.end(), 1), 50) << threads;
+    try {
+      parallel_for(threads, 10, [](size_t i) {
+        if (i == 3 || i == 7) throw UserError("", "job", std::to_string(i));
+      });
+      ADD_FAILURE() << "no error rethrown";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find('3'), std::string::npos) << e.what();
+    }
+  }
+}
+
+// At thousands of ranks the evaluations run one at a time (memory), at small sizes as many as
+// asked for and there are jobs.
+TEST(Evaluate, ConcurrencyIsCappedByJobsAndMemory) {
+  EXPECT_EQ(concurrent_evaluations(4, 2, 1000), 2);
+  EXPECT_EQ(concurrent_evaluations(1, 4, 1000), 1);
+  EXPECT_EQ(concurrent_evaluations(8, 8, 16'773'120), 1);  // mesh2d:64x64 allgather
+  EXPECT_GE(concurrent_evaluations(0, 1, 10), 1);
 }
 
 TEST(Evaluate, WithoutATopologyOnlyVerifies) {
@@ -319,6 +477,28 @@ TEST(Planner, SynthesizesVerifiesSimulatesAndComparesWithNccl) {
   EXPECT_TRUE(verify::verify_program(back).ok());
   // A 2-step TACOS allgather beats the 7-step rings at 4 KB.
   EXPECT_LT(r.program->results[0].time_us, r.nccl->results[0].time_us);
+}
+
+// The algorithm's lowerings and the nccl reference run at once: same XML and same results.
+TEST(Planner, TheOutputDoesNotDependOnTheThreadCount) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("mesh2d:4x4");
+  request.method = "tacos";
+  request.sizes = {64 * 1024, kMiB};
+  request.threads = 1;
+  const PlanResult one = plan(request);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(one.nccl);
+  request.threads = 3;
+  const PlanResult many = plan(request);
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many.xml(), one.xml());
+  ASSERT_TRUE(many.nccl);
+  ASSERT_EQ(many.nccl->results.size(), one.nccl->results.size());
+  for (size_t i = 0; i < one.nccl->results.size(); ++i) {
+    EXPECT_EQ(many.nccl->results[i].time_us, one.nccl->results[i].time_us) << i;
+    EXPECT_EQ(many.program->results[i].time_us, one.program->results[i].time_us) << i;
+  }
 }
 
 TEST(Planner, ReportsAMethodThatFindsNothing) {

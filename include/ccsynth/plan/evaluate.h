@@ -30,6 +30,19 @@ struct SizedResult {
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
+/// How often each stage ran in one evaluation (a simulation at each size counts once).
+struct StageCounts {
+  int compilations = 0;  // those that succeeded
+  int over_limits = 0;   // compilations or lowerings that failed (UserError: runtime limits)
+  int simulations = 0;
+  int program_verifications = 0;
+  // Seconds each stage took, summed over the threads that ran it (failed attempts included).
+  double lowering_seconds = 0;
+  double compile_seconds = 0;
+  double simulate_seconds = 0;
+  double verify_seconds = 0;
+};
+
 /// An algorithm carried through verification, compilation and simulation.
 struct Evaluated {
   Algorithm algorithm;
@@ -39,6 +52,7 @@ struct Evaluated {
   verify::VerifyReport program_report;
   std::vector<SizedResult> results;  // per size the fastest variant; empty when wrong
   bool compiled = false;             // false when the algorithm failed verification
+  StageCounts stages;                // the work it took
   bool ok() const { return algorithm_report.ok() && compiled && program_report.ok(); }
 };
 
@@ -60,6 +74,10 @@ struct EvaluateOptions {
   /// none. Where a protocol's lower bound cannot beat it nothing is simulated in the protocol,
   /// and a size where no protocol can has no result.
   std::vector<double> time_to_beat;
+  /// Lowerings compiled and simulated at once (0 = the hardware threads), capped by memory
+  /// (concurrent_evaluations); one at a time without sizes or with `compile` set. The result
+  /// does not depend on it.
+  int threads = 0;
 };
 
 /// The sizes among `sizes` at which a program of `collective` in `protocol` can still beat
@@ -72,6 +90,11 @@ std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool r
                                             const Topology& topology, Protocol protocol,
                                             const std::vector<int64_t>& sizes,
                                             const std::vector<double>& best_us);
+
+/// How many of `jobs` evaluations (lowering, compilation, simulation) of an algorithm of `ops`
+/// ops run at once: `threads` (0 = the hardware threads), fewer when that many would hold more
+/// than a few GiB together (at thousands of ranks, one).
+int concurrent_evaluations(int threads, size_t jobs, size_t ops);
 
 /// The compilations tried. Start-time order (CompileOptions::schedule_order) is only tried for
 /// timed algorithms (TACCL, TACOS) unless it is the only order asked for.

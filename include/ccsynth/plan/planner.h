@@ -43,6 +43,9 @@ struct PlanRequest {
   RuntimeLimits limit_overrides;  // positive fields replace the dialect's limits
   VariantSpace variants;          // compilations tried; the fastest per size is kept
   bool compare_with_nccl = true;  // also evaluate the nccl reference (evaluate_nccl) alike
+  /// Evaluations run at once (the algorithm's lowerings, the nccl reference; 0 = the hardware
+  /// threads, capped by memory: plan::concurrent_evaluations). The result does not depend on it.
+  int threads = 0;
 };
 
 /// What plan() found.
