@@ -174,5 +174,24 @@ TEST(ProtocolRace, ASizeNothingCanBeatHasNoResult) {
   EXPECT_THROW(evaluate_variants(ring, {}, VariantSpace{}, eo), UserError);
 }
 
+// A protocol in which the simulator refuses a correct program (LL's 32 KB slices at 128 GiB
+// per rank: over the simulator's step-instance cap) leaves the race and the others keep theirs,
+// as an evaluation in that protocol alone fails.
+TEST(ProtocolRace, AProtocolTheSimulatorRefusesLeavesTheRace) {
+  const Topology t = topologies::make_builtin("ring:4");
+  const Algorithm ring = nccl_allgather_ring(t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {int64_t{128} << 30};
+  eo.protocols = {Protocol::kLL, Protocol::kSimple};  // LL first: nothing prunes it
+  const Evaluated e = evaluate_variants(ring, {}, single_variant({}), eo);
+  ASSERT_TRUE(e.ok());
+  ASSERT_EQ(e.results.size(), 1u);
+  EXPECT_EQ(e.results[0].protocol, Protocol::kSimple);
+  EXPECT_EQ(e.program.protocol, Protocol::kSimple);
+  eo.protocols = {Protocol::kLL};
+  EXPECT_THROW(evaluate_variants(ring, {}, single_variant({}), eo), UserError);
+}
+
 }  // namespace
 }  // namespace ccsynth::plan
