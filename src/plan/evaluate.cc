@@ -24,8 +24,9 @@ namespace ccsynth::plan {
 
 namespace {
 
-// Simulated time of a variant at a size it was not simulated at: its program's lower bound
-// (plan::program_load) showed that it cannot win there.
+// Simulated time of a (variant, protocol) pair at a size it was not simulated at: its lower
+// bound (plan::program_load, the protocol's bound for the collective) showed that it cannot win
+// there.
 constexpr double kPruned = std::numeric_limits<double>::infinity();
 // A bound above the best time by more than this share (rounding in the bound's sum) is a loss.
 constexpr double kBoundSlack = 1e-9;
@@ -45,15 +46,19 @@ size_t evaluations_in_memory(size_t ops) {
 // The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
 // factors, which the simulation applies too, and on whether sends may be routed, not on the
 // program). evaluate_program gives a bare program the bound the `simulate` verb gives it.
-std::vector<double> bounds_at(const EvaluateOptions& o, const Collective& collective,
-                              Protocol protocol, bool routed) {
-  const sim::BoundOptions bound = sim::bound_options_for(*o.topology, protocol, routed);
+std::vector<double> bounds_at(const Topology& topology, const std::vector<int64_t>& sizes,
+                              const Collective& collective, Protocol protocol, bool routed) {
+  const sim::BoundOptions bound = sim::bound_options_for(topology, protocol, routed);
   std::vector<double> out;
-  for (int64_t bytes : o.sizes) {
-    out.push_back(sim::lower_bound(*o.topology, collective, bytes, bound).lower_bound_us);
+  for (int64_t bytes : sizes) {
+    out.push_back(sim::lower_bound(topology, collective, bytes, bound).lower_bound_us);
   }
   return out;
 }
+
+// Whether a program whose lower bound is `bound_us` can beat a time to beat, `best_us`, which
+// wins a tie (kPruned: nothing to beat).
+bool can_win(double bound_us, double best_us) { return bound_us < best_us; }
 
 // Simulates a program at every size but the `skip` ones (time kPruned there; empty: none).
 std::vector<SizedResult> simulate_sizes(const Program& program,
@@ -73,7 +78,8 @@ std::vector<SizedResult> simulate_sizes(const Program& program,
                   bounds[i],
                   options.instances,
                   options.fuse,
-                  options.schedule_order};
+                  options.schedule_order,
+                  program.protocol};
     if (skip.empty() || !skip[i]) {
       const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i], timing);
       r.time_us = sim.time_us;
@@ -114,39 +120,50 @@ class StageTimer {
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
-// One compiled variant: its simulated times and, once checked, its verdict. Only the program
-// of the variant fastest at the last size is held (they are large at thousands of ranks);
-// another one is compiled again when it has to be verified.
+// One compiled variant in one protocol: its simulated times and, once checked, its verdict
+// (the same in every protocol: the verifier does not read the protocol). Only the program of
+// the pair fastest at the last size is held (they are large at thousands of ranks); another one
+// is compiled again when it has to be verified.
 struct Variant {
-  compiler::CompileOptions options;
-  size_t position = 0;  // in the order instances x fusion x order: the first wins a tie
-  std::vector<SizedResult> results;            // time_us kPruned where not simulated
-  std::vector<double> bound_us;                // the program's load bound per size
+  compiler::CompileOptions options;  // the protocol included
+  size_t compiled = 0;  // the compilation (in variant_options) it shares with its other protocols
+  size_t protocol = 0;  // index in the race's protocols
+  size_t position = 0;  // protocol-major, then instances x fusion x order: the first wins a tie
+  std::vector<SizedResult> results;  // time_us kPruned where not simulated
+  // Per size the larger of the program's load bound and the protocol's bound for the collective.
+  std::vector<double> bound_us;
   std::optional<verify::VerifyReport> report;  // set once verified
   bool ok() const { return report && report->ok(); }
   bool rejected() const { return report && !report->ok(); }
   bool pruned(size_t size) const { return results[size].time_us == kPruned; }
 };
 
-// Compiles, simulates and checks the variants of one algorithm. Simulating is cheaper than
-// verifying, so every variant is simulated but only the ones whose results are kept (the
-// fastest per size) are verified; a wrong one drops out and the next fastest takes its place.
-// A variant whose program's lower bound (program_load) is above the best time simulated so
-// far at a size is not simulated there: it cannot win. add() may run on several threads at
-// once (one per lowering); the outcome does not depend on their order.
+// Compiles, simulates and checks the variants of one algorithm, each compiled once and
+// simulated in every protocol. Simulating is cheaper than verifying, so every (variant,
+// protocol) pair is simulated but only the ones whose results are kept (the fastest per size)
+// are verified; a wrong one drops out and the next fastest takes its place. A pair whose lower
+// bound (program_load, the protocol's bound) is above the best time simulated so far at a size,
+// or cannot beat the time to beat there, is not simulated there: it cannot win. add() may run
+// on several threads at once (one per lowering); the outcome does not depend on their order.
 class VariantRace {
  public:
-  VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<double> bounds)
+  VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<Protocol> protocols,
+              std::vector<std::vector<double>> bounds, size_t variant_count)
       : hold_programs_(evaluations_in_memory(algorithm.ops.size()) > 1),
         algorithm_(algorithm),
         o_(o),
+        protocols_(std::move(protocols)),
         bounds_(std::move(bounds)),
-        best_us_(o.sizes.size(), kPruned) {}
+        variant_count_(variant_count),
+        best_us_(o.sizes.size(), kPruned),
+        dropped_(protocols_.size()) {}
 
-  // Compiles and simulates one variant, from `lowering` when given; false when it is over the
+  // Compiles variant `position` (in the first protocol; the others only relabel the program),
+  // from `lowering` when given, and simulates it in every protocol; false when it is over the
   // runtime's limits. `attempt` orders failures (the last one is reported).
-  bool add(const compiler::CompileOptions& options, size_t position, size_t attempt,
+  bool add(compiler::CompileOptions options, size_t position, size_t attempt,
            const compiler::Lowering* lowering) {
+    options.protocol = protocols_.front();
     Program program;
     try {
       if (lowering != nullptr) {
@@ -160,26 +177,22 @@ class VariantRace {
       fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
     }
-    Variant v;
-    v.options = options;
-    v.position = position;
-    if (o_.sizes.empty()) {
-      // Nothing to race on: the first correct variant is the one kept.
-      v.report = verify_counted(program, options);
-    } else {
-      const ProgramLoad load = program_load(program, *o_.topology);
-      for (const int64_t bytes : o_.sizes) v.bound_us.push_back(load.lower_bound_us(bytes));
-      simulate_or_reject(v, program, losing_sizes(v));
-    }
+    std::vector<Variant> pairs = simulate_protocols(program, options, position);
     const std::lock_guard<std::mutex> lock(mutex_);
-    variants_.push_back(std::move(v));
-    const size_t at = variants_.size() - 1;
-    for (size_t size = 0; size < o_.sizes.size(); ++size) {
-      if (!variants_[at].rejected() && !variants_[at].pruned(size))
-        best_us_[size] = std::min(best_us_[size], variants_[at].results[size].time_us);
+    const size_t first = variants_.size();
+    for (Variant& v : pairs) {
+      variants_.push_back(std::move(v));
+      note_best(variants_.back());
     }
-    const bool better = !held_ || variants_[*held_].rejected() || before_at_last_size(at, *held_);
-    if (better && hold_programs_) hold(at, std::move(program));
+    size_t fastest = first;  // of the new pairs at the last size
+    for (size_t at = first + 1; at < variants_.size(); ++at)
+      if (before_at_last_size(at, fastest)) fastest = at;
+    const bool better =
+        !held_ || variants_[*held_].rejected() || before_at_last_size(fastest, *held_);
+    if (better && hold_programs_) {
+      program.protocol = variants_[fastest].options.protocol;
+      hold(fastest, std::move(program));
+    }
     return true;
   }
 
@@ -211,6 +224,8 @@ class VariantRace {
   // `checked` is the evaluation so far (moved into the result, with a copy of the algorithm
   // made only now: while variants compile, the caller's is the only one).
   Evaluated finish(Evaluated&& checked) {
+    if (std::all_of(dropped_.begin(), dropped_.end(), [](const auto& d) { return d.has_value(); }))
+      throw *dropped_.back();  // the simulator refused a correct program in every protocol
     std::sort(variants_.begin(), variants_.end(),
               [](const Variant& a, const Variant& b) { return a.position < b.position; });
     // Indices moved: the held program, if any, is found again by its position.
@@ -221,8 +236,11 @@ class VariantRace {
     }
     do verify_winners();
     while (simulate_pruned_contenders());
-    const int last = winner(std::max<size_t>(o_.sizes.size(), 1) - 1);
+    int last = -1;  // the winner at the last size with one
+    for (size_t size = std::max<size_t>(o_.sizes.size(), 1); size-- > 0 && last < 0;)
+      last = winner(size);
     const int kept = last >= 0 ? last : static_cast<int>(variants_.size()) - 1;
+    if (!variants_[kept].report) verify(kept);  // every pair was pruned: nothing verified yet
     Evaluated out = std::move(checked);
     out.program = std::move(program_of(kept));
     out.algorithm = algorithm_;
@@ -231,34 +249,113 @@ class VariantRace {
     out.compiled = true;
     out.stages = {compilations_, failures_,  simulations_, verifications_,
                   lowering_s_,   compile_s_, simulate_s_,  verify_s_};
-    if (last < 0) return out;  // no correct variant: no results
-    for (size_t size = 0; size < o_.sizes.size(); ++size)
-      out.results.push_back(variants_[winner(size)].results[size]);
+    if (last < 0) return out;  // no correct variant, or nothing beat the time to beat
+    for (size_t size = 0; size < o_.sizes.size(); ++size) {
+      const int w = winner(size);
+      if (w >= 0) out.results.push_back(variants_[w].results[size]);
+    }
     return out;
   }
 
  private:
-  // The sizes at which `v`'s bound is above the best time simulated so far (it loses there).
+  // The compiled `program` of variant `position` (compiled as `options`) in every protocol
+  // (the first only without sizes): one pair each, simulated where it can win.
+  std::vector<Variant> simulate_protocols(Program& program, const compiler::CompileOptions& options,
+                                          size_t position) {
+    std::vector<Variant> pairs;
+    for (size_t p = 0; p < (o_.sizes.empty() ? 1 : protocols_.size()); ++p) {
+      Variant v;
+      v.options = options;
+      v.options.protocol = protocols_[p];
+      v.compiled = position;
+      v.protocol = p;
+      v.position = p * variant_count_ + position;
+      program.protocol = protocols_[p];
+      if (o_.sizes.empty()) {
+        // Nothing to race on: the first correct variant is the one kept.
+        v.report = verify_counted(program, options);
+      } else {
+        const ProgramLoad load = program_load(program, *o_.topology);
+        for (size_t size = 0; size < o_.sizes.size(); ++size) {
+          v.bound_us.push_back(std::max(load.lower_bound_us(o_.sizes[size]), bounds_[p][size]));
+        }
+        if (!pairs.empty()) v.report = pairs.front().report;  // the verdict so far
+        if (v.rejected() || dropped(p)) {
+          v.results = unsimulated();
+        } else {
+          simulate_or_reject(v, program, losing_sizes(v));
+        }
+        for (Variant& sibling : pairs) sibling.report = v.report;
+      }
+      pairs.push_back(std::move(v));
+    }
+    return pairs;
+  }
+
+  // The sizes at which `v` cannot win: its bound is above the best time simulated so far or
+  // does not beat the time to beat.
   std::vector<bool> losing_sizes(const Variant& v) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::vector<bool> out(o_.sizes.size());
     for (size_t size = 0; size < out.size(); ++size)
-      out[size] = v.bound_us[size] > best_us_[size] * (1 + kBoundSlack);
+      out[size] = !can_win_at(v, size, best_us_[size]);
     return out;
+  }
+
+  // Whether `v`'s bound at `size` is not above `best_us` and beats the time to beat.
+  bool can_win_at(const Variant& v, size_t size, double best_us) const {
+    const double beat = o_.time_to_beat.empty() ? kPruned : o_.time_to_beat[size];
+    return v.bound_us[size] <= best_us * (1 + kBoundSlack) && can_win(v.bound_us[size], beat);
+  }
+
+  // Folds `v`'s times into the best ones (under the lock).
+  void note_best(const Variant& v) {
+    for (size_t size = 0; size < o_.sizes.size(); ++size) {
+      if (!v.rejected() && !dropped_[v.protocol] && !v.pruned(size))
+        best_us_[size] = std::min(best_us_[size], v.results[size].time_us);
+    }
+  }
+
+  // Results of a pair simulated nowhere.
+  std::vector<SizedResult> unsimulated() const {
+    std::vector<SizedResult> out(o_.sizes.size());
+    for (size_t size = 0; size < out.size(); ++size) {
+      out[size].bytes = o_.sizes[size];
+      out[size].time_us = kPruned;
+    }
+    return out;
+  }
+
+  bool dropped(size_t p) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return dropped_[p].has_value();
+  }
+
+  // Leaves protocol `p` out of the race: the simulator refused a correct program in it (e.g.
+  // over its step-instance cap), as an evaluation in that protocol alone would have failed.
+  void drop(size_t p, const UserError& e) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    dropped_[p] = e;
+  }
+
+  // Whether pair `at` is out of the race: wrong, or in a dropped protocol (single-threaded).
+  bool out_of_race(size_t at) const {
+    return variants_[at].rejected() || dropped_[variants_[at].protocol];
   }
 
   // Simulates `v` at every size but the `skip` ones. A program the simulator rejects (e.g. one
   // that deadlocks) must be wrong: it is verified at once, and when the verifier finds nothing
-  // wrong, the simulator's complaint stands.
+  // wrong, the simulator's complaint stands: the protocol is dropped (drop()).
   void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
     try {
       const StageTimer timer(simulate_s_);
-      v.results = simulate_sizes(program, v.options, o_, bounds_, skip);
+      v.results = simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip);
       simulations_ += static_cast<int>(o_.sizes.size()) -
                       static_cast<int>(std::count(skip.begin(), skip.end(), true));
-    } catch (const UserError&) {
-      v.report = verify_counted(program, v.options);
-      if (v.ok()) throw;
+    } catch (const UserError& e) {
+      if (v.results.empty()) v.results = unsimulated();
+      if (!v.report) v.report = verify_counted(program, v.options);
+      if (v.ok()) drop(v.protocol, e);
     }
   }
 
@@ -276,7 +373,7 @@ class VariantRace {
     }
   }
 
-  // A variant pruned at a size against a time that a rejected variant set may win there now:
+  // A pair pruned at a size against a time that a rejected pair set may win there now:
   // simulates every such one at every size (compiling it again); true when one was.
   bool simulate_pruned_contenders() {
     bool any = false;
@@ -285,9 +382,9 @@ class VariantRace {
       const double best = w < 0 ? kPruned : variants_[w].results[size].time_us;
       for (size_t i = 0; i < variants_.size(); ++i) {
         Variant& v = variants_[i];
-        if (v.rejected() || !v.pruned(size) || v.bound_us[size] > best * (1 + kBoundSlack))
-          continue;
+        if (out_of_race(i) || !v.pruned(size) || !can_win_at(v, size, best)) continue;
         simulate_or_reject(v, program_of(i), std::vector<bool>(o_.sizes.size(), false));
+        share_report(i);
         any = true;
       }
     }
@@ -313,8 +410,9 @@ class VariantRace {
   int winner(size_t size) const {
     int best = -1;
     for (size_t i = 0; i < variants_.size(); ++i) {
-      if (variants_[i].rejected()) continue;
+      if (out_of_race(i)) continue;
       if (o_.sizes.empty()) return static_cast<int>(i);
+      if (variants_[i].pruned(size)) continue;
       if (best < 0 || faster(variants_[i], variants_[best], size)) best = static_cast<int>(i);
     }
     return best;
@@ -332,18 +430,30 @@ class VariantRace {
     return o_.compile ? o_.compile(algorithm_, options) : compiler::compile(algorithm_, options);
   }
 
-  // The program of variant `at`: the held one, or compiled again (compilation is deterministic).
+  // The program of pair `at`: the held one relabelled when it is the same compilation, or
+  // compiled again (compilation is deterministic).
   Program& program_of(size_t at) {
-    if (held_ != at) {
+    if (held_ && variants_[*held_].compiled == variants_[at].compiled) {
+      held_ = at;
+      held_position_ = variants_[at].position;
+    } else {
       held_program_ = Program{};  // one program at a time
       hold(at, compile(variants_[at].options));
     }
+    held_program_.protocol = variants_[at].options.protocol;
     return held_program_;
   }
 
   void verify(size_t at) {
     Variant& v = variants_[at];
     v.report = verify_counted(program_of(at), v.options);
+    share_report(at);
+  }
+
+  // Gives pair `at`'s verdict to the same compilation in the other protocols.
+  void share_report(size_t at) {
+    for (Variant& v : variants_)
+      if (v.compiled == variants_[at].compiled) v.report = variants_[at].report;
   }
 
   verify::VerifyReport verify_counted(const Program& program,
@@ -358,10 +468,13 @@ class VariantRace {
   const bool hold_programs_;
   const Algorithm& algorithm_;
   const EvaluateOptions& o_;
-  const std::vector<double> bounds_;
+  const std::vector<Protocol> protocols_;
+  const std::vector<std::vector<double>> bounds_;  // per protocol, per size
+  const size_t variant_count_;
   mutable std::mutex mutex_;  // guards what add() shares: variants, best times, held program
   std::vector<Variant> variants_;
   std::vector<double> best_us_;  // per size the best time simulated so far (kPruned: none)
+  std::vector<std::optional<UserError>> dropped_;  // per protocol, why it left the race
   std::optional<size_t> held_;
   size_t held_position_ = 0;
   Program held_program_;
@@ -451,6 +564,9 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   for (const int instances : space.instances) {
     if (instances < 1) throw UserError("", "instances", "must be >= 1");
   }
+  if (!o.time_to_beat.empty() && o.time_to_beat.size() != o.sizes.size()) {
+    throw UserError("", "time_to_beat", "needs one time per size");
+  }
   Evaluated checked;
   checked.options = base;
   checked.algorithm_report = verify::verify_algorithm(algorithm, o.topology);
@@ -458,15 +574,20 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
     checked.algorithm = algorithm;
     return checked;
   }
-  VariantRace race(algorithm, o,
-                   o.sizes.empty()
-                       ? std::vector<double>{}
-                       : bounds_at(o, algorithm.collective, base.protocol, algorithm.routed));
+  const std::vector<Protocol> protocols =
+      o.protocols.empty() ? std::vector<Protocol>{base.protocol} : o.protocols;
+  std::vector<std::vector<double>> bounds;  // per protocol
+  for (const Protocol protocol : protocols) {
+    bounds.push_back(o.sizes.empty() ? std::vector<double>{}
+                                     : bounds_at(*o.topology, o.sizes, algorithm.collective,
+                                                 protocol, algorithm.routed));
+  }
   // Variants that differ only in fusion share one lowering, so they are compiled one after the
   // other on one thread (one lowering held per thread: they are large at thousands of ranks);
   // with sizes, the lowerings run at once. Without sizes the first correct one in the order is
   // kept, so they run one after the other in the order.
   const std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
+  VariantRace race(algorithm, o, protocols, std::move(bounds), variants.size());
   const std::vector<std::vector<size_t>> groups = lowering_groups(variants, o);
   const int threads = o.sizes.empty() || o.compile
                           ? 1
@@ -515,10 +636,22 @@ Evaluated evaluate_program(const Program& program, const Collective& collective,
   out.compiled = true;
   out.program_report = verify::verify_program(program, {&collective, o.fifo_slots});
   if (out.program_report.ok()) {
-    out.results =
-        simulate_sizes(out.program, out.options, o,
-                       o.sizes.empty() ? std::vector<double>{}
-                                       : bounds_at(o, collective, program.protocol, false));
+    out.results = simulate_sizes(
+        out.program, out.options, o,
+        o.sizes.empty() ? std::vector<double>{}
+                        : bounds_at(*o.topology, o.sizes, collective, program.protocol, false));
+  }
+  return out;
+}
+
+std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool routed,
+                                            const Topology& topology, Protocol protocol,
+                                            const std::vector<int64_t>& sizes,
+                                            const std::vector<double>& best_us) {
+  const std::vector<double> bounds = bounds_at(topology, sizes, collective, protocol, routed);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i >= best_us.size() || can_win(bounds[i], best_us[i])) out.push_back(sizes[i]);
   }
   return out;
 }

@@ -1,7 +1,8 @@
 #include "ccsynth/plan/reference.h"
 
+#include <algorithm>
+
 #include "ccsynth/core/error.h"
-#include "ccsynth/sim/bounds.h"
 #include "ccsynth/synth/baselines.h"
 
 namespace ccsynth::plan {
@@ -26,25 +27,14 @@ std::optional<Algorithm> pipelined(synth::BaselineKind kind, const Collective& c
   }
 }
 
-// Folds `e` into `best`, matching results by size (`e` may cover only some of best's sizes):
-// per size the faster; the program of `e` when it is faster at best's last size.
-void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
-  if (!best || (!best->ok() && e.ok())) {
-    best = std::move(e);
-    return;
-  }
-  if (!e.ok() || e.results.empty()) return;
-  std::vector<SizedResult> results = best->results;
-  for (const SizedResult& r : e.results) {
-    for (SizedResult& kept : results) {
-      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
-    }
-  }
-  const bool faster_at_last = !best->results.empty() &&
-                              e.results.back().bytes == best->results.back().bytes &&
-                              e.results.back().time_us < best->results.back().time_us;
-  if (faster_at_last) best = std::move(e);
-  best->results = std::move(results);
+// Whether `algorithm` can beat `o.time_to_beat` at one of `o.sizes` in one of `o.protocols`.
+bool any_protocol_can_win(const Algorithm& algorithm, const Topology& topology,
+                          const EvaluateOptions& o) {
+  return std::any_of(o.protocols.begin(), o.protocols.end(), [&](Protocol protocol) {
+    return !sizes_protocol_can_win(algorithm.collective, algorithm.routed, topology, protocol,
+                                   o.sizes, o.time_to_beat)
+                .empty();
+  });
 }
 
 }  // namespace
@@ -80,17 +70,23 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
   return out;
 }
 
-std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool routed,
-                                            const Topology& topology, Protocol protocol,
-                                            const std::vector<int64_t>& sizes,
-                                            const std::vector<double>& best_us) {
-  const sim::BoundOptions bound = sim::bound_options_for(topology, protocol, routed);
-  std::vector<int64_t> out;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    const double floor = sim::lower_bound(topology, collective, sizes[i], bound).lower_bound_us;
-    if (i >= best_us.size() || floor < best_us[i]) out.push_back(sizes[i]);
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
+  if (!best || (!best->ok() && e.ok())) {
+    best = std::move(e);
+    return;
   }
-  return out;
+  if (!e.ok() || e.results.empty()) return;
+  std::vector<SizedResult> results = best->results;
+  for (const SizedResult& r : e.results) {
+    for (SizedResult& kept : results) {
+      if (kept.bytes == r.bytes && r.time_us < kept.time_us) kept = r;
+    }
+  }
+  const bool faster_at_last = !best->results.empty() &&
+                              e.results.back().bytes == best->results.back().bytes &&
+                              e.results.back().time_us < best->results.back().time_us;
+  if (faster_at_last) best = std::move(e);
+  best->results = std::move(results);
 }
 
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
@@ -98,26 +94,24 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
                                        const VariantSpace& space, const EvaluateOptions& options,
                                        const std::vector<Protocol>& protocols) {
   std::optional<Evaluated> best;
+  if (protocols.empty()) return best;
   for (const NcclCandidate& candidate : reference_nccl(collective, topology)) {
-    for (const Protocol protocol : protocols) {
-      compiler::CompileOptions compile = base;
-      compile.name = "nccl_" + candidate.algo;
-      compile.protocol = protocol;
-      EvaluateOptions some = options;
-      if (options.topology != nullptr && !options.sizes.empty()) {
-        std::vector<double> best_us;  // empty (nothing to beat) until one result per size
-        if (best && best->ok() && best->results.size() == options.sizes.size())
-          for (const SizedResult& r : best->results) best_us.push_back(r.time_us);
-        some.sizes =
-            sizes_protocol_can_win(candidate.algorithm.collective, candidate.algorithm.routed,
-                                   *options.topology, protocol, options.sizes, best_us);
-        if (some.sizes.empty()) continue;
-      }
-      try {
-        keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
-      } catch (const UserError&) {
-        continue;  // over the runtime's limits in every variant
-      }
+    compiler::CompileOptions compile = base;
+    compile.name = "nccl_" + candidate.algo;
+    compile.protocol = protocols.front();
+    EvaluateOptions some = options;
+    some.protocols = protocols;
+    // Per size the time so far (an earlier candidate wins a tie), once there is one per size.
+    if (options.topology != nullptr && best && best->ok() &&
+        best->results.size() == options.sizes.size()) {
+      some.time_to_beat.clear();
+      for (const SizedResult& r : best->results) some.time_to_beat.push_back(r.time_us);
+      if (!any_protocol_can_win(candidate.algorithm, *options.topology, some)) continue;
+    }
+    try {
+      keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
+    } catch (const UserError&) {
+      continue;  // over the runtime's limits in every variant
     }
   }
   return best;

@@ -22,6 +22,7 @@
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
+#include "faulty_compile.h"
 #include "plan/parallel.h"
 
 namespace ccsynth::plan {
@@ -93,18 +94,7 @@ TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
   const Algorithm ring = two_chunk_ring_allgather(t);
   EvaluateOptions eo = small_and_large(t);
   int corrupted = 0;
-  eo.compile = [&corrupted](const Algorithm& a, const compiler::CompileOptions& o) {
-    Program p = compiler::compile(a, o);
-    if (!o.fuse) return p;
-    for (Step& s : p.gpus[0].threadblocks[0].steps) {
-      if (!receives(s.type) || s.dst_buffer != Buffer::kOutput) continue;
-      // Writes the received chunk one slot off: same time, wrong data.
-      s.dst_offset = (s.dst_offset + 1) % p.gpus[0].output_chunks;
-      ++corrupted;
-      break;
-    }
-    return p;
-  };
+  eo.compile = testing::corrupting_fused_compiler(corrupted);
   const Evaluated best = evaluate_variants(ring, {}, {}, eo);
   EXPECT_GT(corrupted, 0);
   ASSERT_TRUE(best.ok());

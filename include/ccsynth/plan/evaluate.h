@@ -23,9 +23,10 @@ struct SizedResult {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   double lower_bound_us = 0;
-  int instances = 1;            // compiler instances of the program simulated
-  bool fused = true;            // compiled with rcs / rrcs / rrs fusion
-  bool schedule_order = false;  // compiled in the schedule's start-time order
+  int instances = 1;                      // compiler instances of the program simulated
+  bool fused = true;                      // compiled with rcs / rrcs / rrs fusion
+  bool schedule_order = false;            // compiled in the schedule's start-time order
+  Protocol protocol = Protocol::kSimple;  // the protocol simulated
   double ratio_to_bound() const { return lower_bound_us > 0 ? time_us / lower_bound_us : 0; }
 };
 
@@ -65,11 +66,30 @@ struct EvaluateOptions {
   /// The compiler of every variant; empty = compiler::compile. Tests put a faulty one here to
   /// check that a wrong program is never kept.
   std::function<Program(const Algorithm&, const compiler::CompileOptions&)> compile;
+  /// The protocols every variant is simulated in, compiled once (a program's protocol is an
+  /// attribute only the simulator reads); per size the fastest (variant, protocol) pair wins,
+  /// a tie going to the first protocol. Empty = the base options' protocol only.
+  std::vector<Protocol> protocols;
+  /// Per size (as `sizes`) a time to beat, another algorithm's, which wins a tie; empty =
+  /// none. Where a protocol's lower bound cannot beat it nothing is simulated in the protocol,
+  /// and a size where no protocol can has no result.
+  std::vector<double> time_to_beat;
   /// Lowerings compiled and simulated at once (0 = the hardware threads), capped by memory
   /// (concurrent_evaluations); one at a time without sizes or with `compile` set. The result
   /// does not depend on it.
   int threads = 0;
 };
+
+/// The sizes among `sizes` at which a program of `collective` in `protocol` can still beat
+/// `best_us` (the time to beat per size, which wins a tie; a size without one is kept): where
+/// the lower bound with the protocol's factors (never above a simulation,
+/// BoundOptions::host_switches = `routed`) is below it. LL, whose beta is doubled, is thus not
+/// simulated where bandwidth dominates; no size threshold is assumed. evaluate_variants applies
+/// the same rule to EvaluateOptions::time_to_beat and to the times it has simulated.
+std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool routed,
+                                            const Topology& topology, Protocol protocol,
+                                            const std::vector<int64_t>& sizes,
+                                            const std::vector<double>& best_us);
 
 /// How many of `jobs` evaluations (lowering, compilation, simulation) of an algorithm of `ops`
 /// ops run at once: `threads` (0 = the hardware threads), fewer when that many would hold more

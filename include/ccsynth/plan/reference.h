@@ -47,19 +47,15 @@ struct NcclCandidate {
 /// where none applies (custom collectives, no ring or chain through all ranks).
 std::vector<NcclCandidate> reference_nccl(const Collective& collective, const Topology& topology);
 
-/// The sizes among `sizes` at which a program of `collective` in `protocol` can still beat
-/// `best_us` (the time to beat per size; a size without one is kept): where the lower bound
-/// with the protocol's factors (never above a simulation, BoundOptions::host_switches =
-/// `routed`) is below it. LL, whose beta is doubled, is thus not simulated where bandwidth
-/// dominates; no size threshold is assumed.
-std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool routed,
-                                            const Topology& topology, Protocol protocol,
-                                            const std::vector<int64_t>& sizes,
-                                            const std::vector<double>& best_us);
+/// Folds `e` into `best`, matching results by size (`e` may cover only some of best's sizes):
+/// per size the faster (best's on a tie); the program of `e` when it is faster at best's last
+/// size. `e` replaces a `best` that is missing or wrong.
+void keep_faster(std::optional<Evaluated>& best, Evaluated&& e);
 
 /// Evaluates every reference_nccl() candidate (compiled as `base` with its name set to
-/// "nccl_<algo>" and each of `protocols` in turn, in every variant of `space`) and keeps per
-/// size the fastest correct one; the program kept is the fastest at the last size. nullopt when
+/// "nccl_<algo>", in every variant of `space`, each compiled once and simulated in each of
+/// `protocols`: one evaluate_variants call per candidate, EvaluateOptions::protocols) and keeps
+/// per size the fastest correct one; the program kept is the fastest at the last size. nullopt when
 /// no candidate applies; a candidate that fails verification is returned as is when no
 /// candidate is correct. `protocols` = {Simple} is NCCL run with NCCL_PROTO=Simple (SCCL's
 /// baseline, SCCL sec. 5.5).
