@@ -299,11 +299,26 @@ std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
   return out;
 }
 
+namespace {
+
+// The smallest alpha of any link, switch or host switch: every route's alpha is at least this.
+double smallest_alpha_us(const Topology& topology) {
+  double out = std::numeric_limits<double>::infinity();
+  for (const Link& l : topology.links) out = std::min(out, l.alpha_us);
+  for (const Switch& sw : topology.switches) out = std::min(out, sw.alpha_us);
+  for (const Switch& sw : topology.host_switches) out = std::min(out, sw.alpha_us);
+  return std::isfinite(out) ? std::max(out, 0.0) : 0.0;
+}
+
+}  // namespace
+
 ProgramLoad program_load(const Program& program, const Topology& topology) {
   ProgramLoad out;
   out.launch_us = topology.launch_us;
   out.input_chunks = sim::infer_input_chunks(program);
-  const double beta_factor = sim::protocol_cost(topology, program.protocol).beta_factor;
+  const ProtocolCost& cost = sim::protocol_cost(topology, program.protocol);
+  const double beta_factor = cost.beta_factor;
+  const double step_alpha_us = smallest_alpha_us(topology) * cost.alpha_factor;
   // us per chunk byte on every link and switch port direction.
   std::map<std::tuple<int, int, int, int>, double> load;
   for (const GpuProgram& gpu : program.gpus) {
@@ -312,7 +327,13 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
       const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
       if (!c) continue;  // a multi-hop route: left out, the bound stays a bound
       int chunks = 0;
-      for (const Step& step : tb.steps) chunks += sends(step.type) ? step.count : 0;
+      int sending_steps = 0;
+      for (const Step& step : tb.steps) {
+        if (!sends(step.type)) continue;
+        chunks += step.count;
+        ++sending_steps;
+      }
+      out.latency_us = std::max(out.latency_us, sending_steps * step_alpha_us);
       const double per_byte = chunks * beta_factor / kBytesPerMb;
       if (c->link_index >= 0) {
         // One lane moves at most 1 / beta bytes per us.
@@ -332,7 +353,8 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
 }
 
 double ProgramLoad::lower_bound_us(int64_t bytes) const {
-  return launch_us + us_per_chunk_byte * static_cast<double>(bytes) / input_chunks;
+  return launch_us +
+         std::max(latency_us, us_per_chunk_byte * static_cast<double>(bytes) / input_chunks);
 }
 
 TuneResult tune(const TuneRequest& request) {

@@ -96,7 +96,13 @@ struct ProgramLoad {
   double launch_us = 0;
   int input_chunks = 1;          // a size is divided into this many chunks (as sim infers)
   double us_per_chunk_byte = 0;  // busiest resource: microseconds per byte of one chunk
-  /// launch_us + us_per_chunk_byte x bytes / input_chunks: <= sim::simulate(...).time_us.
+  /// The latency floor at any size: a threadblock runs its steps one after another and each
+  /// sending step costs at least its route's alpha (sim::simulate), so the threadblock with the
+  /// most sending steps takes at least that many x the topology's smallest alpha x the
+  /// protocol's alpha factor.
+  double latency_us = 0;
+  /// launch_us + max(latency_us, us_per_chunk_byte x bytes / input_chunks):
+  /// <= sim::simulate(...).time_us.
   double lower_bound_us(int64_t bytes) const;
 };
 
