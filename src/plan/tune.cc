@@ -286,6 +286,15 @@ void check_sizes(const std::vector<int64_t>& sizes) {
   }
 }
 
+// The smallest alpha of any link, switch or host switch: every route's alpha is at least this.
+double smallest_alpha_us(const Topology& topology) {
+  double out = std::numeric_limits<double>::infinity();
+  for (const Link& l : topology.links) out = std::min(out, l.alpha_us);
+  for (const Switch& sw : topology.switches) out = std::min(out, sw.alpha_us);
+  for (const Switch& sw : topology.host_switches) out = std::min(out, sw.alpha_us);
+  return std::isfinite(out) ? std::max(out, 0.0) : 0.0;
+}
+
 }  // namespace
 
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
@@ -298,19 +307,6 @@ std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
   }
   return out;
 }
-
-namespace {
-
-// The smallest alpha of any link, switch or host switch: every route's alpha is at least this.
-double smallest_alpha_us(const Topology& topology) {
-  double out = std::numeric_limits<double>::infinity();
-  for (const Link& l : topology.links) out = std::min(out, l.alpha_us);
-  for (const Switch& sw : topology.switches) out = std::min(out, sw.alpha_us);
-  for (const Switch& sw : topology.host_switches) out = std::min(out, sw.alpha_us);
-  return std::isfinite(out) ? std::max(out, 0.0) : 0.0;
-}
-
-}  // namespace
 
 ProgramLoad program_load(const Program& program, const Topology& topology) {
   ProgramLoad out;

@@ -22,7 +22,7 @@
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
-#include "faulty_compile.h"
+#include "evaluate_testing.h"
 #include "plan/parallel.h"
 
 namespace ccsynth::plan {
@@ -47,19 +47,11 @@ Algorithm two_chunk_ring_allgather(const Topology& t) {
                               make_collective(CollectiveKind::kAllGather, t.num_ranks, 2), t);
 }
 
-// Simulated on `t` at 1 KB and 64 MiB per rank.
-EvaluateOptions small_and_large(const Topology& t) {
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {1024, 64 * kMiB};
-  return eo;
-}
-
 // The kept result per size is the minimum over the variants, each simulated on its own.
 TEST(Evaluate, KeepsTheFastestVariantPerSize) {
   const Topology t = topologies::make_builtin("ring:4");
   const Algorithm ring = two_chunk_ring_allgather(t);
-  EvaluateOptions eo = small_and_large(t);
+  EvaluateOptions eo = testing::small_and_large(t);
   VariantSpace space;
   space.instances = {1, 2};
   const Evaluated best = evaluate_variants(ring, {}, space, eo);
@@ -92,7 +84,7 @@ TEST(Evaluate, KeepsTheFastestVariantPerSize) {
 TEST(Evaluate, AWrongFastestVariantGivesWayToTheNextCorrectOne) {
   const Topology t = topologies::make_builtin("ring:4");
   const Algorithm ring = two_chunk_ring_allgather(t);
-  EvaluateOptions eo = small_and_large(t);
+  EvaluateOptions eo = testing::small_and_large(t);
   int corrupted = 0;
   eo.compile = testing::corrupting_fused_compiler(corrupted);
   const Evaluated best = evaluate_variants(ring, {}, {}, eo);
@@ -126,7 +118,7 @@ Algorithm tacos_allgather(const Topology& t) {
 TEST(Evaluate, TheOutcomeDoesNotDependOnTheThreadCount) {
   const Topology t = topologies::make_builtin("torus2d:4x4");
   const Algorithm a = tacos_allgather(t);
-  EvaluateOptions eo = small_and_large(t);
+  EvaluateOptions eo = testing::small_and_large(t);
   eo.threads = 1;
   const Evaluated one = evaluate_variants(a, {}, {}, eo);
   ASSERT_TRUE(one.ok());
@@ -393,7 +385,7 @@ TEST(Reference, ClusterRingIsNearTheBound) {
 TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   const Topology t = topologies::make_builtin("ndv4x2");
   const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
-  const EvaluateOptions eo = small_and_large(t);
+  const EvaluateOptions eo = testing::small_and_large(t);
   const std::optional<Evaluated> nccl = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
   ASSERT_TRUE(nccl.has_value());
   ASSERT_TRUE(nccl->ok());
@@ -412,7 +404,7 @@ TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
 TEST(Reference, EvaluateNcclPicksTheProtocolPerSize) {
   const Topology t = topologies::make_builtin("ndv2x2");
   const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
-  const EvaluateOptions eo = small_and_large(t);
+  const EvaluateOptions eo = testing::small_and_large(t);
   const std::optional<Evaluated> any = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
   const std::optional<Evaluated> simple =
       evaluate_nccl(ar, t, {}, VariantSpace{}, eo, {Protocol::kSimple});

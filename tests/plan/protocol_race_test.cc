@@ -15,7 +15,7 @@
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_program.h"
-#include "faulty_compile.h"
+#include "evaluate_testing.h"
 
 namespace ccsynth::plan {
 namespace {
@@ -80,13 +80,6 @@ Algorithm nccl_allgather_ring(const Topology& t) {
   return nccl.at(0).algorithm;
 }
 
-EvaluateOptions small_and_large(const Topology& t) {
-  EvaluateOptions eo;
-  eo.topology = &t;
-  eo.sizes = {kKiB, 64 * kMiB};
-  return eo;
-}
-
 struct Case {
   std::string topology;
   CollectiveKind kind;
@@ -137,7 +130,7 @@ TEST(ProtocolRace, TheWinningProtocolChangesWithTheSize) {
 TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
   const Topology t = topologies::make_builtin("dgx1");
   const Algorithm ring = nccl_allgather_ring(t);
-  EvaluateOptions eo = small_and_large(t);
+  EvaluateOptions eo = testing::small_and_large(t);
   int corrupted = 0;
   eo.compile = testing::corrupting_fused_compiler(corrupted);
   EvaluateOptions all = eo;
@@ -163,7 +156,7 @@ TEST(ProtocolRace, AWrongVariantGivesWayInEveryProtocol) {
 TEST(ProtocolRace, ASizeNothingCanBeatHasNoResult) {
   const Topology t = topologies::make_builtin("dgx1");
   const Algorithm ring = nccl_allgather_ring(t);
-  EvaluateOptions eo = small_and_large(t);
+  EvaluateOptions eo = testing::small_and_large(t);
   eo.protocols = kNcclProtocols;
   eo.time_to_beat = {1e9, 1e-3};  // anything beats the first, nothing the second
   const Evaluated e = evaluate_variants(ring, {}, VariantSpace{}, eo);

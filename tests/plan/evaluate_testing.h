@@ -1,14 +1,25 @@
 #pragma once
-// A faulty compiler for the planner's tests (EvaluateOptions::compile): a wrong program that
-// simulates exactly as fast as the right one, so only the verifier can tell.
+// Shared by the planner's evaluation tests: where they simulate (small_and_large) and a faulty
+// compiler (EvaluateOptions::compile) whose wrong program simulates exactly as fast as the
+// right one, so only the verifier can tell.
 
 #include <functional>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/algorithm.h"
 #include "ccsynth/core/program.h"
+#include "ccsynth/core/topology.h"
+#include "ccsynth/plan/evaluate.h"
 
 namespace ccsynth::plan::testing {
+
+/// Simulated on `t` at 1 KB and 64 MiB per rank.
+inline EvaluateOptions small_and_large(const Topology& t) {
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {int64_t{1} << 10, int64_t{64} << 20};
+  return eo;
+}
 
 /// compiler::compile, but a fused program writes GPU 0's first received output chunk one slot
 /// off (same time, wrong data); counts the programs it corrupted in `corrupted`.
