@@ -603,22 +603,30 @@ GroupPacking pack_groups(const Topology& t, const std::vector<std::vector<int>>&
   return out;
 }
 
-// Of the divisors of `chunks` up to 8, the trees per root whose group packing has the
-// smallest bottleneck per byte (the fewest unless more are 0.5% better), as best_of.
-int best_group_trees(const Topology& t, const std::vector<std::vector<int>>& groups, int chunks,
-                     const PackOptions& o) {
-  const std::vector<int> candidates = divisors_up_to_8(chunks);
+// Of `candidates` (trees per root, ascending), the one whose packing has the smallest
+// bottleneck per byte, `bottleneck_us_per_mb(k)` / k: the fewest unless more are 0.5% better.
+// Packs nothing when there is a single candidate.
+template <typename Bottleneck>
+int best_trees_count(const std::vector<int>& candidates, Bottleneck bottleneck_us_per_mb) {
+  if (candidates.size() == 1) return candidates.front();  // nothing to compare
   int best = candidates.front();
   double best_per_byte = 0;
   for (const int k : candidates) {
-    if (candidates.size() == 1) break;
-    const double per_byte = pack_groups(t, groups, k, o).bottleneck_us_per_mb / k;
+    const double per_byte = bottleneck_us_per_mb(k) / k;
     if (k == candidates.front() || per_byte < best_per_byte * 0.995) {
       best = k;
       best_per_byte = per_byte;
     }
   }
   return best;
+}
+
+// Of the divisors of `chunks` up to 8, the trees per root whose group packing has the
+// smallest bottleneck per byte (best_trees_count).
+int best_group_trees(const Topology& t, const std::vector<std::vector<int>>& groups, int chunks,
+                     const PackOptions& o) {
+  return best_trees_count(divisors_up_to_8(chunks),
+                          [&](int k) { return pack_groups(t, groups, k, o).bottleneck_us_per_mb; });
 }
 
 // The rank groups of the hierarchical split: the nodes, and the rails (rails[g]: the rank of
@@ -733,18 +741,9 @@ std::vector<double> depth_weights(const Topology& t) {
 // carries 1 / k of it); the fewest trees unless more are 0.5% better.
 int best_of(const Topology& topology, const std::vector<int>& candidates, int refine_passes,
             bool rails) {
-  if (candidates.size() == 1) return candidates.front();  // nothing to compare
-  int best = candidates.front();
-  double best_per_byte = 0;
-  for (const int k : candidates) {
-    const TreePacking p = pack_trees(topology, k, {false, refine_passes, 0.0, rails, {}});
-    const double per_byte = p.bottleneck_us_per_mb / k;
-    if (k == candidates.front() || per_byte < best_per_byte * 0.995) {
-      best = k;
-      best_per_byte = per_byte;
-    }
-  }
-  return best;
+  return best_trees_count(candidates, [&](int k) {
+    return pack_trees(topology, k, {false, refine_passes, 0.0, rails, {}}).bottleneck_us_per_mb;
+  });
 }
 
 // The trees per root for `chunks`: the given count, or the best divisor of chunks up to 8.
