@@ -10,6 +10,7 @@
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/collective.h"
+#include "ccsynth/plan/limits.h"
 #include "ccsynth/plan/planner.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
@@ -138,6 +139,28 @@ void BM_TreesAllgatherDgx2x2(benchmark::State& state) {
   report(state, r);
 }
 BENCHMARK(BM_TreesAllgatherDgx2x2)->Unit(benchmark::kMillisecond);
+
+// The nccl reference of `synth -t torus3d:8x8x8 -c allgather` (issue 16): NCCL's rings on 512
+// ranks, compiled for the executor dialect, in LL at 1M per rank (16 slices per chunk, 8.5 M
+// step instances, links shared by the flows on them), as the planner simulates it (no critical
+// path). Most of that `synth`'s time went here.
+void BM_NcclRingTorus512LL(benchmark::State& state) {
+  const Topology topology = topologies::make_builtin("torus3d:8x8x8");
+  compiler::CompileOptions options;
+  plan::apply_runtime_limits(options, formats::XmlDialect::kExecutor);
+  options.protocol = Protocol::kLL;
+  const Program program =
+      compiler::compile(synth::nccl_ring(topology, CollectiveKind::kAllGather, 0), options);
+  sim::SimOptions sim_options;
+  sim_options.critical_path = false;
+  sim::SimResult r;
+  for (auto _ : state) {
+    r = sim::simulate(program, topology, 1 << 20, sim_options);
+    benchmark::DoNotOptimize(r.events);
+  }
+  report(state, r);
+}
+BENCHMARK(BM_NcclRingTorus512LL)->Unit(benchmark::kMillisecond);
 
 void BM_LowerBound(benchmark::State& state, const char* topology_name, CollectiveKind kind) {
   const Topology topology = topologies::make_builtin(topology_name);

@@ -4,11 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
-#include <queue>
 #include <tuple>
 
 #include "ccsynth/core/error.h"
@@ -149,79 +147,91 @@ struct Event {
   int64_t seq;
   int tb;
   EventKind kind = EventKind::kComplete;
-  bool operator>(const Event& other) const {
-    return time != other.time ? time > other.time : seq > other.seq;
+  bool operator<(const Event& other) const {
+    return time != other.time ? time < other.time : seq < other.seq;
   }
 };
 
-// When the bytes of each transfer through switch ports will all have arrived: at most one
-// event per threadblock, in an indexed binary heap ordered like the events, (time, seq). A new
-// share replaces a flow's event in place, so the heap never holds stale events (with every
-// share pushed anew, a port with n flows left n stale events per transfer start and end, and
-// the heap grew with their product).
-class DataEndQueue {
+// A 4-ary min-heap of events in (time, seq) order. Sifting moves entries into a hole instead of
+// swapping pairs: the simulator's hot loop spends most of its time here (a 512-rank ring in LL
+// pushes and pops 17 M events), and std::priority_queue's binary heap with swaps took twice as
+// long (docs/simulator.md "Performance"). Since (time, seq) is a total order, every correct
+// heap pops the same sequence, so the results do not depend on this choice.
+//
+// With kIndexed (the data ends of transfers through switch ports: at most one per threadblock)
+// it keeps each threadblock's position, so a new share replaces a flow's event in place and the
+// heap never holds stale events (with every share pushed anew, a port with n flows left n stale
+// events per transfer start and end, and the heap grew with their product).
+template <bool kIndexed>
+class EventHeap {
  public:
-  void resize(size_t threadblocks) { at_.assign(threadblocks, -1); }
+  void resize(size_t threadblocks) {
+    if constexpr (kIndexed) at_.assign(threadblocks, -1);
+  }
   bool empty() const { return heap_.empty(); }
   const Event& top() const { return heap_.front(); }
 
-  // Schedules (or moves) the data end of `tb`.
-  void set(const Event& event) {
-    int i = at_[event.tb];
+  void push(const Event& event) {
+    heap_.push_back(event);
+    sift_up(heap_.size() - 1, event);
+  }
+
+  // Schedules (or moves) the one event of `event.tb`.
+  void set(const Event& event) requires kIndexed {
+    const int i = at_[event.tb];
     if (i < 0) {
-      i = static_cast<int>(heap_.size());
-      heap_.push_back(event);
+      push(event);
+    } else if (event < heap_[i]) {
+      sift_up(i, event);
     } else {
-      heap_[i] = event;
+      sift_down(i, event);
     }
-    place(i);
-    i = at_[event.tb];
-    sift_down(i);
   }
 
   void pop() {
-    at_[heap_.front().tb] = -1;
-    if (heap_.size() == 1) {
-      heap_.pop_back();
-      return;
-    }
-    heap_.front() = heap_.back();
+    if constexpr (kIndexed) at_[heap_.front().tb] = -1;
+    const Event last = heap_.back();
     heap_.pop_back();
-    at_[heap_.front().tb] = 0;
-    sift_down(0);
+    if (!heap_.empty()) sift_down(0, last);
   }
 
  private:
-  // Moves entry i up while it goes before its parent; records every position.
-  void place(int i) {
-    at_[heap_[i].tb] = i;
+  static constexpr size_t kArity = 4;
+
+  void put(size_t i, const Event& event) {
+    heap_[i] = event;
+    if constexpr (kIndexed) at_[event.tb] = static_cast<int>(i);
+  }
+  // Places `event` at hole i or above it.
+  void sift_up(size_t i, const Event& event) {
     while (i > 0) {
-      const int parent = (i - 1) / 2;
-      if (!(heap_[parent] > heap_[i])) break;
-      swap(i, parent);
+      const size_t parent = (i - 1) / kArity;
+      if (!(event < heap_[parent])) break;
+      put(i, heap_[parent]);
       i = parent;
     }
+    put(i, event);
   }
-  void sift_down(int i) {
-    const int n = static_cast<int>(heap_.size());
+  // Places `event` at hole i or below it.
+  void sift_down(size_t i, const Event& event) {
+    const size_t n = heap_.size();
     for (;;) {
-      int first = i;
-      for (const int child : {2 * i + 1, 2 * i + 2}) {
-        if (child < n && heap_[first] > heap_[child]) first = child;
+      const size_t first = kArity * i + 1;
+      if (first >= n) break;
+      size_t least = first;
+      const size_t last = std::min(first + kArity, n);
+      for (size_t c = first + 1; c < last; ++c) {
+        if (heap_[c] < heap_[least]) least = c;
       }
-      if (first == i) return;
-      swap(i, first);
-      i = first;
+      if (!(heap_[least] < event)) break;
+      put(i, heap_[least]);
+      i = least;
     }
-  }
-  void swap(int a, int b) {
-    std::swap(heap_[a], heap_[b]);
-    at_[heap_[a].tb] = a;
-    at_[heap_[b].tb] = b;
+    put(i, event);
   }
 
   std::vector<Event> heap_;
-  std::vector<int> at_;  // per threadblock: its position in heap_, or -1
+  std::vector<int> at_;  // kIndexed: per threadblock its position in heap_, or -1
 };
 
 // Critical-path record of one step instance.
@@ -442,7 +452,7 @@ class Simulator {
     data_ends_.resize(tbs_.size());
     while (!events_.empty() || !data_ends_.empty()) {
       // The earlier of the next event and the next data end, as one queue would order them.
-      if (events_.empty() || (!data_ends_.empty() && events_.top() > data_ends_.top())) {
+      if (events_.empty() || (!data_ends_.empty() && data_ends_.top() < events_.top())) {
         const int tb = data_ends_.top().tb;
         now_ = data_ends_.top().time;
         data_ends_.pop();
@@ -750,8 +760,8 @@ class Simulator {
   std::vector<std::vector<int>> dep_waiters_;
   std::vector<int> waking_;
   std::vector<int> freed_groups_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
-  DataEndQueue data_ends_;  // transfers through switch ports
+  EventHeap<false> events_;
+  EventHeap<true> data_ends_;  // transfers through switch ports
   int64_t seq_ = 0;
   uint32_t stamp_ = 0;
   double now_ = 0.0;
