@@ -263,6 +263,11 @@ class VariantRace {
   std::vector<Variant> simulate_protocols(Program& program, const compiler::CompileOptions& options,
                                           size_t position) {
     std::vector<Variant> pairs;
+    // Per size the best time of the pairs simulated here so far: the race's best times take
+    // them in only after the last protocol (add()), and a protocol's pair must not be simulated
+    // where the program in an earlier protocol already beats its bound (e.g. NCCL's ring in LL
+    // at sizes where its Simple time is below LL's load bound).
+    std::vector<double> sibling_best(o_.sizes.size(), kPruned);
     for (size_t p = 0; p < (o_.sizes.empty() ? 1 : protocols_.size()); ++p) {
       Variant v;
       v.options = options;
@@ -283,7 +288,8 @@ class VariantRace {
         if (v.rejected() || dropped(p)) {
           v.results = unsimulated();
         } else {
-          simulate_or_reject(v, program, losing_sizes(v));
+          simulate_or_reject(v, program, losing_sizes(v, sibling_best));
+          if (!dropped(p)) fold_best(v, sibling_best);
         }
         for (Variant& sibling : pairs) sibling.report = v.report;
       }
@@ -293,12 +299,13 @@ class VariantRace {
   }
 
   // The sizes at which `v` cannot win: its bound is above the best time simulated so far or
-  // does not beat the time to beat.
-  std::vector<bool> losing_sizes(const Variant& v) const {
+  // does not beat the time to beat. `also_best`: per size a time simulated outside the race's
+  // best times (the program's earlier protocols).
+  std::vector<bool> losing_sizes(const Variant& v, const std::vector<double>& also_best) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::vector<bool> out(o_.sizes.size());
     for (size_t size = 0; size < out.size(); ++size)
-      out[size] = !can_win_at(v, size, best_us_[size]);
+      out[size] = !can_win_at(v, size, std::min(best_us_[size], also_best[size]));
     return out;
   }
 
@@ -308,12 +315,18 @@ class VariantRace {
     return v.bound_us[size] <= best_us * (1 + kBoundSlack) && can_win(v.bound_us[size], beat);
   }
 
-  // Folds `v`'s times into the best ones (under the lock).
-  void note_best(const Variant& v) {
+  // Folds `v`'s times into `best` where it was simulated, unless it is known to be wrong (its
+  // protocol's drop is checked by the caller).
+  void fold_best(const Variant& v, std::vector<double>& best) const {
+    if (v.rejected()) return;
     for (size_t size = 0; size < o_.sizes.size(); ++size) {
-      if (!v.rejected() && !dropped_[v.protocol] && !v.pruned(size))
-        best_us_[size] = std::min(best_us_[size], v.results[size].time_us);
+      if (!v.pruned(size)) best[size] = std::min(best[size], v.results[size].time_us);
     }
+  }
+
+  // Folds `v`'s times into the race's best ones (under the lock).
+  void note_best(const Variant& v) {
+    if (!dropped_[v.protocol]) fold_best(v, best_us_);
   }
 
   // Results of a pair simulated nowhere.
