@@ -147,9 +147,16 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
     // A pair that must spill fills its channels to the limit at the first capacity, and the
     // threadblock that also runs the paired connection (or a nop) is then over it: start a
     // little under the limit.
-    const bool spills = busiest_pair_transfers(lowered) > capacities.front();
+    const int64_t busiest = busiest_pair_transfers(lowered);
+    const bool spills = busiest > capacities.front();
+    size_t first = spills && capacities.size() > 1 ? 1 : 0;
+    // Unless that capacity leaves the busiest pair more transfers than its channels hold (it
+    // would fail in channel assignment): then the limit itself, where a threadblock over it
+    // is split into its two connections (scheduling.h).
+    const int64_t channels = std::max(options.max_channels / options.instances, 1);
+    if (first > 0 && busiest > channels * capacities[first]) first = 0;
     const SchedulingIndex index = index_for_scheduling(lowered, options.fuse);
-    for (size_t at = spills && capacities.size() > 1 ? 1 : 0; at < capacities.size();) {
+    for (size_t at = first; at < capacities.size();) {
       const int capacity = capacities[at];
       std::optional<Program> program;
       try {

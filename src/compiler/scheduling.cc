@@ -95,8 +95,14 @@ class CapacitySchedule {
     for (;;) {
       set_totals(program_);
       const auto blocked = find_fifo_deadlock(program_, o_.fifo_slots, o_.instances > 1);
-      if (blocked.empty()) return replicate_instances(program_, o_.instances);
-      std::vector<int> changed = fix_deadlock(current_, program_, origins_, blocked, fixes_);
+      std::vector<int> changed;
+      if (blocked.empty()) {
+        changed = unpair_long_threadblocks();
+        if (changed.empty()) return replicate_instances(program_, o_.instances);
+        reschedule(std::move(changed));
+        continue;
+      }
+      changed = fix_deadlock(current_, program_, origins_, blocked, fixes_);
       if (changed.empty()) {
         if (relocate_receives(current_, program_, origins_, blocked, relocations)) {
           return std::nullopt;
@@ -108,17 +114,46 @@ class CapacitySchedule {
                             " threadblock " + std::to_string(b.threadblock) + " step " +
                             std::to_string(b.step) + " is stuck)");
       }
-      if (rescheduling_ == Rescheduling::kEveryRank) {
-        changed.resize(current_.collective.num_ranks);
-        std::iota(changed.begin(), changed.end(), 0);
-      }
-      std::sort(changed.begin(), changed.end());
-      changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
-      for (const int r : changed) schedule_rank(r, true);
+      reschedule(std::move(changed));
     }
   }
 
  private:
+  // Schedules the `changed` ranks again (every rank with Rescheduling::kEveryRank).
+  void reschedule(std::vector<int> changed) {
+    if (rescheduling_ == Rescheduling::kEveryRank) {
+      changed.resize(current_.collective.num_ranks);
+      std::iota(changed.begin(), changed.end(), 0);
+    }
+    std::sort(changed.begin(), changed.end());
+    changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+    for (const int r : changed) schedule_rank(r, true);
+  }
+
+  // A threadblock over the step limit that runs a receive and a send connection (paired for
+  // their fusion candidates) is split into one threadblock per connection, as long as the
+  // rank has threadblocks to spare: each connection alone holds at most `capacity` transfers
+  // per channel, so this fits where a smaller capacity would only have made more channels
+  // (and, at thousands of ranks, was the difference between fitting the executor's 32
+  // channels x 64 steps and not: issue 16). Returns the ranks changed.
+  std::vector<int> unpair_long_threadblocks() {
+    std::vector<int> changed;
+    const int spare_limit = o_.max_threadblocks_per_rank / o_.instances;
+    for (const GpuProgram& gpu : program_.gpus) {
+      int spare = spare_limit - static_cast<int>(gpu.threadblocks.size());
+      for (const Threadblock& tb : gpu.threadblocks) {
+        if (spare <= 0) break;
+        const bool paired = tb.send_peer >= 0 && tb.recv_peer >= 0;
+        if (!paired || static_cast<int>(tb.steps.size()) <= o_.max_steps_per_threadblock) continue;
+        if (fixes_.unpaired.insert({gpu.rank, tb.recv_peer, tb.channel}).second) {
+          changed.push_back(gpu.rank);
+          --spare;
+        }
+      }
+    }
+    return changed;
+  }
+
   // Pairing, fusion, threadblocks and dependencies of one rank, with the current fixes; `again`
   // when the rank was scheduled before (its instructions are first restored).
   void schedule_rank(int r, bool again) {

@@ -508,6 +508,26 @@ TEST(Compile, AConnectionOverChannelsTimesStepsFailsEarlyNamingTheOptions) {
   EXPECT_NO_THROW(compile(ring_allgather(10, 1), o));
 }
 
+// A pair of ranks whose transfers fit the channels only at the step limit itself (9 transfers,
+// 3 channels x 3 steps): at the limit, the ring's threadblocks that pair a receive with a send
+// connection run both and are over it; they are split into one threadblock per connection
+// instead of trying fewer steps per channel, which would need more channels than there are
+// (the mesh2d:64x64 allgather failed this way in the executor dialect, issue 16).
+TEST(Compile, APairedThreadblockOverTheLimitIsSplitBeforeChannelsRunOut) {
+  CompileOptions o;
+  o.max_channels = 3;
+  o.max_steps_per_threadblock = 3;
+  o.aggregate = false;
+  const Program p = compile(ring_allgather(10, 1), o);
+  expect_well_formed(p, o);
+  EXPECT_EQ(p.num_channels, 3);
+  int unpaired = 0;
+  for (const Threadblock& tb : p.gpus[0].threadblocks)
+    unpaired += tb.send_peer < 0 || tb.recv_peer < 0;
+  EXPECT_GT(unpaired, 0);
+  EXPECT_TRUE(verify::verify_program(p).ok()) << verify::verify_program(p).summary();
+}
+
 TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {
   const Program p = compile(testing::ring_allgather(3, 1), {});
   EXPECT_TRUE(find_fifo_deadlock(p, 2, false).empty());
