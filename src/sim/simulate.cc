@@ -62,6 +62,10 @@ constexpr uint8_t kRecvFlag = 2;
 // Step instances (steps x slices) one simulation may execute: about 5 s at 7 M/s; a per-rank
 // size such as 1T would otherwise run for minutes (docs/simulator.md "Limits").
 constexpr int64_t kMaxInstances = int64_t{1} << 25;
+// A program with more steps than that (the 4096-rank mesh allgather has 33.5 M) is still
+// simulated at up to this many slices per chunk: its size is the program's, not an absurd
+// per-rank size.
+constexpr int64_t kSlicesBeyondTheCap = 4;
 constexpr int64_t kMaxRecordedInstances = 40'000'000;
 
 // Memory traffic per byte moved by a step's local work: a copy reads and writes (2), a
@@ -346,13 +350,15 @@ class Simulator {
         for (size_t s = 0; s < tb.steps.size(); ++s) steps_.push_back(flatten(gpu, i, s));
       }
     }
-    if (instances > kMaxInstances) {
+    const int64_t cap =
+        std::max(kMaxInstances, kSlicesBeyondTheCap * static_cast<int64_t>(steps_.size()));
+    if (instances > cap) {
       throw UserError("", "sizes",
                       "simulating " + std::to_string(bytes_) + " bytes per rank needs " +
                           std::to_string(instances) +
                           " step instances (steps x slices), more "
                           "than the cap of " +
-                          std::to_string(kMaxInstances) +
+                          std::to_string(cap) +
                           "; use a smaller size or fewer slices (larger slice size)");
     }
     instances_ = instances;
