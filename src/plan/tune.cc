@@ -106,20 +106,57 @@ std::vector<Candidate> compile_variants(const TuneRequest& r, const std::vector<
   return out;
 }
 
+// Whether two programs simulate alike: everything sim::simulate reads is equal (the name and
+// the size range are not read).
+bool simulate_alike(const Program& a, const Program& b) {
+  return a.collective == b.collective && a.root == b.root && a.protocol == b.protocol &&
+         a.num_channels == b.num_channels && a.chunks_per_loop == b.chunks_per_loop &&
+         a.num_ranks == b.num_ranks && a.inplace == b.inplace && a.outofplace == b.outofplace &&
+         a.gpus == b.gpus;
+}
+
+// Per candidate the first candidate whose program simulates alike (itself if none). TACOS
+// synthesized for two sizes differs only in start times, so its step-order programs are often
+// the same: on dgx2x2 allgather such twins were most of the simulations at 1 GiB. The nccl
+// ring is always its own (it is always simulated).
+std::vector<size_t> first_alike(const std::vector<Candidate>& candidates) {
+  std::vector<size_t> out(candidates.size());
+  std::map<std::pair<int64_t, int>, std::vector<size_t>> by_shape;  // (steps, threadblocks)
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    out[c] = c;
+    if (candidates[c].label == kRingLabel) continue;
+    const Program& p = candidates[c].evaluated.program;
+    std::vector<size_t>& seen = by_shape[{p.total_steps(), p.total_threadblocks()}];
+    for (const size_t e : seen) {
+      if (simulate_alike(candidates[e].evaluated.program, p)) {
+        out[c] = e;
+        break;
+      }
+    }
+    if (out[c] == c) seen.push_back(c);
+  }
+  return out;
+}
+
 // Simulates the candidates at every size, largest first (the costliest). Per size the
 // candidates are taken in the order of their lower bounds, and one whose bound is above the
 // best time simulated so far at that size is not simulated (it cannot win); the nccl ring is
-// always simulated (it keeps the sizes nothing beats by the tolerance).
-void simulate_candidates(const TuneRequest& r, std::vector<Candidate>& candidates) {
+// always simulated (it keeps the sizes nothing beats by the tolerance). A candidate whose
+// program an earlier one has takes that one's times. Returns how many (candidate, size) times
+// were taken so.
+int simulate_candidates(const TuneRequest& r, std::vector<Candidate>& candidates) {
   const auto started = std::chrono::steady_clock::now();
   for (Candidate& c : candidates) c.time_us.assign(r.sizes.size(), kPruned);
+  const std::vector<size_t> twin_of = first_alike(candidates);
+  int reused = 0;
   sim::SimOptions options;
   options.critical_path = false;
   for (size_t s = r.sizes.size(); s-- > 0;) {
     const int64_t bytes = r.sizes[s];
     std::vector<std::pair<double, size_t>> order;
-    for (size_t c = 0; c < candidates.size(); ++c)
-      order.emplace_back(candidates[c].load.lower_bound_us(bytes), c);
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      if (twin_of[c] == c) order.emplace_back(candidates[c].load.lower_bound_us(bytes), c);
+    }
     std::stable_sort(order.begin(), order.end());
     std::mutex mutex;
     double best = kPruned;
@@ -137,12 +174,19 @@ void simulate_candidates(const TuneRequest& r, std::vector<Candidate>& candidate
       c.time_us[s] = t;
       best = std::min(best, t);
     });
-    const auto simulated =
-        std::count_if(candidates.begin(), candidates.end(),
-                      [s](const Candidate& c) { return c.time_us[s] != kPruned; });
-    say(r, fmt::format("tune: {} simulated {} of {} variant(s) ({:.1f} s)", format_bytes(bytes),
-                       simulated, candidates.size(), seconds_since(started)));
+    int simulated = 0, taken = 0;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      candidates[c].time_us[s] = candidates[twin_of[c]].time_us[s];
+      if (candidates[c].time_us[s] == kPruned) continue;
+      ++(twin_of[c] == c ? simulated : taken);
+    }
+    reused += taken;
+    say(r, fmt::format("tune: {} simulated {} of {} variant(s), {} more from an identical program "
+                       "({:.1f} s)",
+                       format_bytes(bytes), simulated, candidates.size(), taken,
+                       seconds_since(started)));
   }
+  return reused;
 }
 
 // Runs registered method `name` on the collective with `chunks` per rank (0 = its default),
@@ -295,6 +339,19 @@ double smallest_alpha_us(const Topology& topology) {
   return std::isfinite(out) ? std::max(out, 0.0) : 0.0;
 }
 
+// The threadblocks of `all` that no other one beats in both sending steps and chunks.
+std::vector<ProgramLoad::ThreadblockSends> undominated(
+    std::vector<ProgramLoad::ThreadblockSends> all) {
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a.steps != b.steps ? a.steps > b.steps : a.chunks > b.chunks;
+  });
+  std::vector<ProgramLoad::ThreadblockSends> out;
+  for (const ProgramLoad::ThreadblockSends& t : all) {
+    if (out.empty() || t.chunks > out.back().chunks) out.push_back(t);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
@@ -312,16 +369,19 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   ProgramLoad out;
   out.launch_us = topology.launch_us;
   out.input_chunks = sim::infer_input_chunks(program);
+  out.slice_bytes = std::max<int64_t>(1, sim::SimOptions{}.params(program.protocol).slice_bytes);
   const ProtocolCost& cost = sim::protocol_cost(topology, program.protocol);
   const double beta_factor = cost.beta_factor;
   const double step_alpha_us = smallest_alpha_us(topology) * cost.alpha_factor;
+  out.step_alpha_us = step_alpha_us;
+  if (topology.threadblock_gbps > 0)
+    out.threadblock_us_per_byte = beta_factor / (topology.threadblock_gbps * 1e3);
+  std::vector<ProgramLoad::ThreadblockSends> senders;
   // us per chunk byte on every link and switch port direction.
   std::map<std::tuple<int, int, int, int>, double> load;
   for (const GpuProgram& gpu : program.gpus) {
     for (const Threadblock& tb : gpu.threadblocks) {
       if (tb.send_peer < 0) continue;
-      const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
-      if (!c) continue;  // a multi-hop route: left out, the bound stays a bound
       int chunks = 0;
       int sending_steps = 0;
       for (const Step& step : tb.steps) {
@@ -329,7 +389,12 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
         chunks += step.count;
         ++sending_steps;
       }
+      // Every route's alpha is at least the smallest, and every transfer moves at most at the
+      // threadblock's own rate (sim/network.h), whatever its route.
+      senders.push_back({sending_steps, chunks});
       out.latency_us = std::max(out.latency_us, sending_steps * step_alpha_us);
+      const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
+      if (!c) continue;  // a multi-hop route: its load is left out, the bound stays a bound
       const double per_byte = chunks * beta_factor / kBytesPerMb;
       if (c->link_index >= 0) {
         // One lane moves at most 1 / beta bytes per us.
@@ -345,12 +410,21 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   }
   for (const auto& [_, us_per_byte] : load)
     out.us_per_chunk_byte = std::max(out.us_per_chunk_byte, us_per_byte);
+  out.threadblocks = undominated(std::move(senders));
   return out;
 }
 
 double ProgramLoad::lower_bound_us(int64_t bytes) const {
-  return launch_us +
-         std::max(latency_us, us_per_chunk_byte * static_cast<double>(bytes) / input_chunks);
+  const double chunk_bytes = static_cast<double>(bytes) / input_chunks;
+  // Slices per chunk as sim::simulate cuts them (pipelining on, the protocol's slice size).
+  const double slices = std::max(1.0, std::ceil(chunk_bytes / static_cast<double>(slice_bytes)));
+  double busiest = std::max(latency_us, us_per_chunk_byte * chunk_bytes);
+  for (const ThreadblockSends& t : threadblocks) {
+    busiest = std::max(busiest,
+                       static_cast<double>(t.steps) * slices * step_alpha_us +
+                           static_cast<double>(t.chunks) * chunk_bytes * threadblock_us_per_byte);
+  }
+  return launch_us + busiest;
 }
 
 TuneResult tune(const TuneRequest& request) {
@@ -372,7 +446,7 @@ TuneResult tune(const TuneRequest& request) {
     throw UserError("", "collective",
                     "no method makes a verified " + to_string(r.kind) + " on " + r.topology.name);
   }
-  simulate_candidates(r, candidates);
+  const int reused = simulate_candidates(r, candidates);
   const std::vector<int> winner = winners(candidates, r.sizes.size());
   TuneResult out;
   out.topology = r.topology.name;
@@ -385,11 +459,16 @@ TuneResult tune(const TuneRequest& request) {
     out.sizes.push_back(sized(candidates, i, winner[i], r.sizes[i], bound));
     out.simulations += out.candidates - out.sizes.back().pruned;
   }
+  out.simulations -= reused;
+  out.reused = reused;
   out.entries = entries_of(candidates, winner, r.sizes);
   out.seconds = seconds_since(started);
-  say(r, fmt::format(
-             "tune: {} simulations, {} left out by their bounds ({:.1f} s)", out.simulations,
-             out.candidates * static_cast<int>(r.sizes.size()) - out.simulations, out.seconds));
+  say(r,
+      fmt::format("tune: {} simulations, {} taken from an identical program, {} left out by their "
+                  "bounds ({:.1f} s)",
+                  out.simulations, out.reused,
+                  out.candidates * static_cast<int>(r.sizes.size()) - out.simulations - out.reused,
+                  out.seconds));
   return out;
 }
 
@@ -430,6 +509,7 @@ nlohmann::json tuning_json(const TuneResult& result) {
           {"dialect", formats::to_string(result.dialect)},
           {"candidates", result.candidates},
           {"simulations", result.simulations},
+          {"reused_simulations", result.reused},
           {"seconds", result.seconds},
           {"entries", entries},
           {"sizes", per_size}};

@@ -21,6 +21,7 @@
 #include "ccsynth/plan/reference.h"
 #include "ccsynth/sim/bounds.h"
 #include "ccsynth/sim/simulate.h"
+#include "ccsynth/synth/baselines.h"
 #include "ccsynth/synth/trees.h"
 #include "ccsynth/topologies/library.h"
 #include "ccsynth/verify/verify_program.h"
@@ -218,6 +219,40 @@ TEST(Tune, ProgramLoadBoundsTheSimulatedTime) {
   }
 }
 
+// The per-threadblock term of program_load: a threadblock runs its sends one slice of one step
+// at a time, each at least the smallest alpha plus its bytes at the threadblock's own rate. It
+// stays below the simulated time on a switch, a two-node cluster and a shape with shared links,
+// in Simple and LL (one ring and NCCL's rings), and it is what binds for one ring on DGX-2's
+// NVSwitch, whose ports move several threadblocks' worth of bytes (NCCL's 8 rings fill them).
+TEST(Tune, TheThreadblockTermBoundsTheSimulatedTime) {
+  bool binds = false;
+  for (const std::string name : {"dgx2", "dgx2x2", "torus2d:4x4"}) {
+    const Topology t = topologies::make_builtin(name);
+    const Collective c = make_collective(CollectiveKind::kAllGather, t.num_ranks, 1);
+    std::vector<Algorithm> algorithms = {synth::make_baseline(synth::BaselineKind::kRing, c, t)};
+    for (NcclCandidate& n : reference_nccl(c, t)) algorithms.push_back(std::move(n.algorithm));
+    for (const Algorithm& algorithm : algorithms) {
+      for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+        compiler::CompileOptions options;
+        options.protocol = protocol;
+        const Program p = compiler::compile(algorithm, options);
+        const ProgramLoad load = program_load(p, t);
+        EXPECT_FALSE(load.threadblocks.empty()) << name;
+        for (const int64_t bytes : {kKiB, kMiB, 64 * kMiB}) {
+          const double simulated = sim::simulate(p, t, bytes).time_us;
+          const double bound = load.lower_bound_us(bytes);
+          EXPECT_LE(bound, simulated) << name << " " << bytes;
+          const double links =
+              std::max(load.latency_us,
+                       load.us_per_chunk_byte * static_cast<double>(bytes) / load.input_chunks);
+          binds |= name == std::string("dgx2") && bound > 1.5 * (load.launch_us + links);
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(binds);
+}
+
 // Threads and the bound's pruning change how much is simulated, not the table: one thread and
 // two give the same winners and times, and the pruned simulations are counted.
 TEST(Tune, ThreadsGiveTheSameTable) {
@@ -239,6 +274,32 @@ TEST(Tune, ThreadsGiveTheSameTable) {
   EXPECT_EQ(one.candidates, two.candidates);
   EXPECT_LT(one.simulations, one.candidates * static_cast<int>(one.sizes.size()));
   EXPECT_EQ(one.entries.size(), two.entries.size());
+}
+
+// Candidates whose compiled programs are the same (TACOS synthesized for several sizes differs
+// only in start times, so its step-order programs often are) are simulated once: the others
+// take those times, which counts as neither a simulation nor pruning, and every size has as
+// many times as before (each twin's time is the time its program simulates to).
+TEST(Tune, ACandidateWithAnEarlierOnesProgramIsNotSimulatedAgain) {
+  TuneRequest request;
+  request.topology = topologies::make_builtin("dgx1");
+  request.kind = CollectiveKind::kAllGather;
+  request.sizes = {kKiB, 16 * kMiB};
+  request.skip = {"sccl"};
+  const TuneResult result = tune(request);
+  EXPECT_GT(result.reused, 0);
+  int pruned = 0;
+  for (const TunedSize& s : result.sizes) pruned += s.pruned;
+  EXPECT_EQ(result.simulations + result.reused + pruned,
+            result.candidates * static_cast<int>(result.sizes.size()));
+  for (size_t i = 0; i < result.sizes.size(); ++i) {
+    const TunedSize& s = result.sizes[i];
+    const auto entry = std::find_if(result.entries.begin(), result.entries.end(),
+                                    [&](const TuneEntry& e) { return e.label == s.winner; });
+    ASSERT_NE(entry, result.entries.end());
+    EXPECT_DOUBLE_EQ(sim::simulate(entry->program, request.topology, s.bytes).time_us, s.time_us)
+        << s.bytes;
+  }
 }
 
 TEST(Tune, LoadRejectsAMalformedTable) {

@@ -83,6 +83,7 @@ struct TuneResult {
   std::vector<TuneEntry> entries;  // ascending, ranges tiling [0, unlimited)
   int candidates = 0;              // verified (method, chunking, variant) programs compared
   int simulations = 0;             // (candidate, size) pairs simulated; the rest were pruned
+  int reused = 0;                  // or took the times of a candidate with the same program
   double seconds = 0;
 };
 
@@ -101,8 +102,21 @@ struct ProgramLoad {
   /// most sending steps takes at least that many x the topology's smallest alpha x the
   /// protocol's alpha factor.
   double latency_us = 0;
-  /// launch_us + max(latency_us, us_per_chunk_byte x bytes / input_chunks):
-  /// <= sim::simulate(...).time_us.
+  /// One threadblock's sends, which it runs one slice of one step at a time: per sending step
+  /// and slice at least the smallest alpha, per byte at least the threadblock's own limit
+  /// (Topology::threadblock_gbps), both scaled by the protocol. Only the threadblocks that no
+  /// other one beats in both counts are kept (a few per program).
+  struct ThreadblockSends {
+    int64_t steps = 0;   // sending steps
+    int64_t chunks = 0;  // chunks sent
+  };
+  std::vector<ThreadblockSends> threadblocks;
+  double step_alpha_us = 0;            // smallest alpha x the protocol's alpha factor
+  double threadblock_us_per_byte = 0;  // 1 / threadblock_gbps x the protocol's beta factor
+  int64_t slice_bytes = 1;  // the protocol's slice under sim::SimOptions{} (slices per chunk)
+  /// launch_us + the largest of latency_us, us_per_chunk_byte x bytes / input_chunks and every
+  /// kept threadblock's steps x slices x step_alpha_us + chunks x bytes / input_chunks x
+  /// threadblock_us_per_byte: <= sim::simulate(...).time_us with default SimOptions.
   double lower_bound_us(int64_t bytes) const;
 };
 
