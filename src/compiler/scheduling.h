@@ -1,7 +1,9 @@
 #pragma once
 // Scheduling at one channel capacity (MSCCLang sec. 5.2): channel assignment, connection
 // pairing, fusion, threadblock assignment and dependency insertion, repeated with fixes until
-// the program runs with the runtime's FIFO depth (deadlock_check.h). A fix changes the
+// the program runs with the runtime's FIFO depth (deadlock_check.h) and no threadblock pairing
+// two connections is over the step limit (such a one is split while the rank has threadblocks
+// to spare, before the caller tries a smaller capacity). A fix changes the
 // decisions of one rank (a receive not to fuse, a connection not to pair), and a rank's program
 // depends only on its own instructions and transfers, so each repeat schedules again only the
 // ranks the last fixes changed: the same program as scheduling every rank again, in time
