@@ -25,32 +25,37 @@ std::string line_and_column(const std::string& text, size_t byte) {
   return "line " + std::to_string(line) + " column " + std::to_string(column);
 }
 
-// Follows the parser's events to reject what nlohmann accepts but ccsynth must not: nesting
-// deeper than kMaxJsonDepth and a key given twice in one object (nlohmann keeps the last).
-class StructureCheck {
+// A SAX pass that rejects what nlohmann accepts but ccsynth must not: nesting deeper than
+// kMaxJsonDepth and a key given twice in one object (nlohmann keeps the last). It runs before
+// the document is built, so a deep nest is refused before anything recursive sees it. (It used
+// to be the parser callback of Json::parse, but nlohmann's callback parser searches the
+// enclosing array for discarded values after every object: quadratic in the elements, minutes
+// for an algorithm of a million ops.) A syntax error stops it (false); the parse that follows
+// reports it with its position.
+class StructureCheck : public nlohmann::json_sax<Json> {
  public:
   explicit StructureCheck(const std::string& file) : file_(file) {}
 
-  bool operator()(int /*depth*/, Json::parse_event_t event, const Json& parsed) {
-    using Event = Json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        if (frames_.size() >= kMaxJsonDepth) {
-          throw UserError(file_, path(),
-                          "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-        }
-        frames_.push_back({event == Event::array_start, 0, "", {}});
-        break;
-      case Event::key: add_key(parsed.get<std::string>()); break;
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        finish_element();
-        break;
-      case Event::value: finish_element(); break;
-    }
+  bool null() override { return element(); }
+  bool boolean(bool /*value*/) override { return element(); }
+  bool number_integer(number_integer_t /*value*/) override { return element(); }
+  bool number_unsigned(number_unsigned_t /*value*/) override { return element(); }
+  bool number_float(number_float_t /*value*/, const string_t& /*text*/) override {
+    return element();
+  }
+  bool string(string_t& /*value*/) override { return element(); }
+  bool binary(binary_t& /*value*/) override { return element(); }
+  bool start_object(std::size_t /*elements*/) override { return open(false); }
+  bool key(string_t& key) override {
+    add_key(key);
     return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t /*elements*/) override { return open(true); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t /*position*/, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& /*error*/) override {
+    return false;
   }
 
  private:
@@ -61,14 +66,30 @@ class StructureCheck {
     std::set<std::string> keys;  // seen in this object
   };
 
+  bool open(bool is_array) {
+    if (frames_.size() >= kMaxJsonDepth) {
+      throw UserError(file_, path(),
+                      "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
+    frames_.push_back({is_array, 0, "", {}});
+    return true;
+  }
+
+  bool close() {
+    frames_.pop_back();
+    return element();
+  }
+
   void add_key(const std::string& key) {
     Frame& object = frames_.back();
     object.key = key;
     if (!object.keys.insert(key).second) throw UserError(file_, path(), "duplicate key");
   }
 
-  void finish_element() {
+  // One element of the enclosing array (or a member of the enclosing object) is complete.
+  bool element() {
     if (!frames_.empty() && frames_.back().is_array) ++frames_.back().index;
+    return true;
   }
 
   // The JSON path of the element being read ("links[3].src"), its first levels only when deep.
@@ -95,7 +116,9 @@ class StructureCheck {
 
 Json parse_json(const std::string& text, const std::string& file, bool allow_comments) {
   try {
-    return Json::parse(text, StructureCheck(file), /*allow_exceptions=*/true, allow_comments);
+    StructureCheck check(file);
+    Json::sax_parse(text, &check, Json::input_format_t::json, /*strict=*/true, allow_comments);
+    return Json::parse(text, nullptr, /*allow_exceptions=*/true, allow_comments);
   } catch (const Json::parse_error& e) {
     throw UserError(file, line_and_column(text, e.byte), "malformed JSON");
   } catch (const Json::out_of_range&) {
