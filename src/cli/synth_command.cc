@@ -95,7 +95,9 @@ int print_failure(const plan::PlanResult& result, const SynthFlags& f) {
   return kExitCheckFailed;
 }
 
-void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology) {
+// `written`: bytes of the XML file written to -o (0 when none).
+void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology,
+                int64_t written) {
   nlohmann::json doc = {{"format", "ccsynth-synthesis"},
                         {"version", 1},
                         {"method", f.method},
@@ -107,7 +109,10 @@ void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
                         {"ok", r.ok()},
                         {"program", plan::to_json(*r.program)}};
   if (r.nccl) doc["nccl"] = plan::to_json(*r.nccl);
-  if (!f.output.empty() && r.ok()) doc["output"] = f.output;
+  if (!f.output.empty() && r.ok()) {
+    doc["output"] = f.output;
+    doc["output_bytes"] = written;
+  }
   std::cout << doc.dump(2) << "\n";
 }
 
@@ -123,7 +128,8 @@ std::pair<std::vector<std::string>, std::vector<const plan::Evaluated*>> compare
   return {names, rows};
 }
 
-void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology) {
+void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& topology,
+                int64_t written) {
   const Algorithm& a = r.program->algorithm;
   std::cout << fmt::format("{} {} on {}: {} in {:.2f} s, {} steps, {} ops\n", f.method,
                            a.collective.name, topology.name, to_string(r.synthesis.status),
@@ -138,7 +144,9 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
             << plan::variant_description(r.program->options) << ")\n";
   const auto [names, rows] = compared(r, f);
   std::cout << plan::results_table(names, rows);
-  if (!f.output.empty()) std::cout << "wrote " << f.output << "\n";
+  if (!f.output.empty()) {
+    std::cout << fmt::format("wrote {} ({} bytes, {} dialect)\n", f.output, written, f.dialect);
+  }
 }
 
 int run_synth(const SynthFlags& f, const CLI::App& command) {
@@ -158,10 +166,15 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
     write_text_file(f.algorithm_output,
                     formats::dump_json(formats::algorithm_to_json(*result.synthesis.algorithm)));
   }
-  if (result.ok() && !f.output.empty()) write_text_file(f.output, result.xml());
+  int64_t written = 0;  // bytes of the XML file
+  if (result.ok() && !f.output.empty()) {
+    const std::string xml = result.xml();
+    written = static_cast<int64_t>(xml.size());
+    write_text_file(f.output, xml);
+  }
   const ReportOnStderr report_elsewhere(f.output == "-" || f.algorithm_output == "-");
   if (f.json) {
-    print_json(result, f, request.topology);
+    print_json(result, f, request.topology, written);
   } else if (f.csv && result.ok()) {
     const auto [names, rows] = compared(result, f);
     print_csv(plan::results_rows(names, rows));
@@ -170,7 +183,7 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
               << result.program->algorithm_report.summary()
               << result.program->program_report.summary();
   } else {
-    print_text(result, f, request.topology);
+    print_text(result, f, request.topology, written);
   }
   return result.ok() ? kExitOk : kExitCheckFailed;
 }

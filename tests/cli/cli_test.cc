@@ -236,6 +236,14 @@ TEST_F(Cli, SynthTacosAllreduceOnMesh) {
       run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
   expect_synthesized(r);
   expect_verified(xml);
+  // The size of the file written is reported (issue 16), in JSON and in the text.
+  EXPECT_EQ(r.doc()["output_bytes"].get<int64_t>(), static_cast<int64_t>(fs::file_size(xml)));
+  const CliRun text = run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K -o " + xml);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("wrote " + xml + " (" + std::to_string(fs::file_size(xml)) +
+                          " bytes, executor dialect)"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST_F(Cli, SynthTreesReducescatterOnDgx1) {
