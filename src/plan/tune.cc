@@ -372,8 +372,7 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   out.slice_bytes = std::max<int64_t>(1, sim::SimOptions{}.params(program.protocol).slice_bytes);
   const ProtocolCost& cost = sim::protocol_cost(topology, program.protocol);
   const double beta_factor = cost.beta_factor;
-  const double step_alpha_us = smallest_alpha_us(topology) * cost.alpha_factor;
-  out.step_alpha_us = step_alpha_us;
+  out.step_alpha_us = smallest_alpha_us(topology) * cost.alpha_factor;
   if (topology.threadblock_gbps > 0)
     out.threadblock_us_per_byte = beta_factor / (topology.threadblock_gbps * 1e3);
   std::vector<ProgramLoad::ThreadblockSends> senders;
@@ -392,7 +391,6 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
       // Every route's alpha is at least the smallest, and every transfer moves at most at the
       // threadblock's own rate (sim/network.h), whatever its route.
       senders.push_back({sending_steps, chunks});
-      out.latency_us = std::max(out.latency_us, sending_steps * step_alpha_us);
       const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
       if (!c) continue;  // a multi-hop route: its load is left out, the bound stays a bound
       const double per_byte = chunks * beta_factor / kBytesPerMb;
@@ -414,11 +412,16 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   return out;
 }
 
+double ProgramLoad::latency_us() const {
+  return threadblocks.empty() ? 0.0
+                              : static_cast<double>(threadblocks.front().steps) * step_alpha_us;
+}
+
 double ProgramLoad::lower_bound_us(int64_t bytes) const {
   const double chunk_bytes = static_cast<double>(bytes) / input_chunks;
   // Slices per chunk as sim::simulate cuts them (pipelining on, the protocol's slice size).
   const double slices = std::max(1.0, std::ceil(chunk_bytes / static_cast<double>(slice_bytes)));
-  double busiest = std::max(latency_us, us_per_chunk_byte * chunk_bytes);
+  double busiest = us_per_chunk_byte * chunk_bytes;
   for (const ThreadblockSends& t : threadblocks) {
     busiest = std::max(busiest,
                        static_cast<double>(t.steps) * slices * step_alpha_us +

@@ -200,10 +200,10 @@ TEST(Tune, ProgramLoadBoundsTheSimulatedTime) {
     for (const Program& p : programs) {
       const ProgramLoad load = program_load(p, t);
       EXPECT_GT(load.us_per_chunk_byte, 0) << name << " " << p.name;
-      EXPECT_GT(load.latency_us, 0) << name << " " << p.name;
+      EXPECT_GT(load.latency_us(), 0) << name << " " << p.name;
       // On NVLink at 1 KB the sending steps' alphas, not the bytes, bound the time from below.
       if (name == "dgx1") {
-        EXPECT_GT(load.latency_us, load.us_per_chunk_byte * kKiB / load.input_chunks) << p.name;
+        EXPECT_GT(load.latency_us(), load.us_per_chunk_byte * kKiB / load.input_chunks) << p.name;
       }
       for (const int64_t bytes : {kKiB, kMiB, 16 * kMiB}) {
         const double simulated = sim::simulate(p, t, bytes).time_us;
@@ -243,7 +243,7 @@ TEST(Tune, TheThreadblockTermBoundsTheSimulatedTime) {
           const double bound = load.lower_bound_us(bytes);
           EXPECT_LE(bound, simulated) << name << " " << bytes;
           const double links =
-              std::max(load.latency_us,
+              std::max(load.latency_us(),
                        load.us_per_chunk_byte * static_cast<double>(bytes) / load.input_chunks);
           binds |= name == std::string("dgx2") && bound > 1.5 * (load.launch_us + links);
         }

@@ -97,15 +97,11 @@ struct ProgramLoad {
   double launch_us = 0;
   int input_chunks = 1;          // a size is divided into this many chunks (as sim infers)
   double us_per_chunk_byte = 0;  // busiest resource: microseconds per byte of one chunk
-  /// The latency floor at any size: a threadblock runs its steps one after another and each
-  /// sending step costs at least its route's alpha (sim::simulate), so the threadblock with the
-  /// most sending steps takes at least that many x the topology's smallest alpha x the
-  /// protocol's alpha factor.
-  double latency_us = 0;
   /// One threadblock's sends, which it runs one slice of one step at a time: per sending step
   /// and slice at least the smallest alpha, per byte at least the threadblock's own limit
   /// (Topology::threadblock_gbps), both scaled by the protocol. Only the threadblocks that no
-  /// other one beats in both counts are kept (a few per program).
+  /// other one beats in both counts are kept (a few per program), the one with the most sending
+  /// steps first.
   struct ThreadblockSends {
     int64_t steps = 0;   // sending steps
     int64_t chunks = 0;  // chunks sent
@@ -114,8 +110,14 @@ struct ProgramLoad {
   double step_alpha_us = 0;            // smallest alpha x the protocol's alpha factor
   double threadblock_us_per_byte = 0;  // 1 / threadblock_gbps x the protocol's beta factor
   int64_t slice_bytes = 1;  // the protocol's slice under sim::SimOptions{} (slices per chunk)
-  /// launch_us + the largest of latency_us, us_per_chunk_byte x bytes / input_chunks and every
-  /// kept threadblock's steps x slices x step_alpha_us + chunks x bytes / input_chunks x
+  /// The latency floor at any size: a threadblock runs its steps one after another and each
+  /// sending step costs at least its route's alpha (sim::simulate), so the threadblock with the
+  /// most sending steps takes at least that many x the topology's smallest alpha x the
+  /// protocol's alpha factor (the threadblock term of lower_bound_us at one slice per chunk,
+  /// without its bytes).
+  double latency_us() const;
+  /// launch_us + the largest of us_per_chunk_byte x bytes / input_chunks and every kept
+  /// threadblock's steps x slices x step_alpha_us + chunks x bytes / input_chunks x
   /// threadblock_us_per_byte: <= sim::simulate(...).time_us with default SimOptions.
   double lower_bound_us(int64_t bytes) const;
 };
