@@ -102,12 +102,17 @@ Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
     : state_(std::make_unique<State>()) {
   state_->options = options;
   state_->algorithm = &algorithm;
+  check_options(options);
   if (options.schedule_order) {
     const int channels = options.max_channels / std::max(options.instances, 1);
     state_->ordered = order_by_start_times(algorithm, channels);
     state_->algorithm = &*state_->ordered;
+    const std::string overflow =
+        start_time_order_overflow(*state_->ordered, channels, options.max_steps_per_threadblock);
+    if (!overflow.empty()) {
+      throw UserError("", "program", "cannot fit the runtime limits: " + overflow);
+    }
   }
-  check_options(options);
   validate(algorithm.collective);
   state_->lowered = lower(*state_->algorithm, options, {});
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -103,6 +105,37 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
   a.rounds_per_step.clear();  // SCCL rounds describe the old steps
   sort_ops(a);
   return a;
+}
+
+}  // namespace ccsynth::compiler
+
+namespace ccsynth::compiler {
+
+std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps) {
+  const int last = std::max(max_channels, 1) - 1;
+  std::vector<std::tuple<int, int, int>> on_last;  // (src, dst, step) of the ops hinted there
+  for (const ChunkOp& op : ordered.ops) {
+    if (op.channel == last) on_last.emplace_back(op.src, op.dst, op.step);
+  }
+  std::sort(on_last.begin(), on_last.end());
+  on_last.erase(std::unique(on_last.begin(), on_last.end()), on_last.end());
+  for (size_t begin = 0; begin < on_last.size();) {
+    size_t end = begin;
+    const auto [src, dst, step] = on_last[begin];
+    while (end < on_last.size() && std::get<0>(on_last[end]) == src &&
+           std::get<1>(on_last[end]) == dst)
+      ++end;
+    if (static_cast<int64_t>(end - begin) > max_steps) {
+      return "in start-time order rank " + std::to_string(src) + " sends to rank " +
+             std::to_string(dst) + " at " + std::to_string(end - begin) +
+             " different steps on its last channel (" + std::to_string(last) +
+             ": every data arrival after the first " + std::to_string(last) +
+             " shares it), more than the " + std::to_string(max_steps) +
+             " steps a threadblock may have; the step order (no --schedule-order) may fit";
+    }
+    begin = end;
+  }
+  return "";
 }
 
 }  // namespace ccsynth::compiler

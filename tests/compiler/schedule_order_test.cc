@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ccsynth/compiler/compile.h"
+#include "ccsynth/core/error.h"
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
 
@@ -95,6 +96,55 @@ TEST(ScheduleOrder, UntimedOrInconsistentAlgorithmsAreLeftAlone) {
   Algorithm none;
   none.collective = make_collective(CollectiveKind::kAllGather, 2, 1);
   EXPECT_FALSE(has_schedule_order(none));
+}
+
+// Allgather on a line 0 - 1 - 2 with `n` chunks per rank, timed: rank 2 sends its chunks to
+// rank 1 one at a time (chunk k at t = k) and rank 1 forwards each at once (t = k + 0.5), so
+// the connection 1 -> 0 sees n distinct data arrivals after rank 1's own chunks.
+Algorithm timed_line_relay(int n) {
+  Algorithm a;
+  a.name = "timed-relay";
+  a.collective = make_collective(CollectiveKind::kAllGather, 3, n);
+  constexpr OpKind kCopy = OpKind::kCopy;
+  for (int j = 0; j < n; ++j) {
+    a.ops.push_back({j, 0, 1, kCopy, 0, 0.0});  // rank 0's chunks
+    a.ops.push_back({j, 1, 2, kCopy, 1, 0.5});
+    a.ops.push_back({n + j, 1, 0, kCopy, 0, 0.0});  // rank 1's own
+    a.ops.push_back({n + j, 1, 2, kCopy, 0, 0.0});
+    a.ops.push_back({2 * n + j, 2, 1, kCopy, j, 1.0 * j});  // rank 2's, relayed
+    a.ops.push_back({2 * n + j, 1, 0, kCopy, j + 1, j + 0.5});
+  }
+  sort_ops(a);
+  return a;
+}
+
+TEST(ScheduleOrder, AConnectionWithMoreLateArrivalsThanItsLastChannelHoldsFailsBeforeLowering) {
+  CompileOptions options;
+  options.schedule_order = true;
+  options.max_channels = 32;
+  options.max_steps_per_threadblock = 64;
+  // 40 arrivals: channels 1..31 take one each, the last one 10 more; it fits.
+  const Algorithm fits = timed_line_relay(40);
+  ASSERT_TRUE(verify::verify_algorithm(fits).ok());
+  const Algorithm fits_ordered = order_by_start_times(fits, 32);
+  EXPECT_EQ(start_time_order_overflow(fits_ordered, 32, 64), "");
+  const Program p = compile(fits, options);
+  EXPECT_TRUE(verify::verify_program(p).ok());
+  // 100 arrivals: 70 different steps on 1 -> 0's channel 31, over 64 steps at any capacity.
+  const Algorithm over = timed_line_relay(100);
+  ASSERT_TRUE(verify::verify_algorithm(over).ok());
+  const std::string reason = start_time_order_overflow(order_by_start_times(over, 32), 32, 64);
+  EXPECT_NE(reason.find("rank 1 sends to rank 0 at 70 different steps"), std::string::npos)
+      << reason;
+  try {
+    (void)Lowering(over, options);
+    ADD_FAILURE() << "lowered an order that cannot fit";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("no --schedule-order"), std::string::npos) << e.what();
+  }
+  // A higher step limit (the classic dialect's) holds them.
+  options.max_steps_per_threadblock = 256;
+  EXPECT_TRUE(verify::verify_program(compile(over, options)).ok());
 }
 
 }  // namespace

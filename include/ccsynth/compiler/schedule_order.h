@@ -13,6 +13,8 @@
 //     share a threadblock.
 // Dependency order is kept: the schedule starts an op after the ops that deliver its data.
 
+#include <string>
+
 #include "ccsynth/core/algorithm.h"
 
 namespace ccsynth::compiler {
@@ -25,5 +27,13 @@ bool has_schedule_order(const Algorithm& algorithm);
 /// `max_channels` per connection (hints already set are kept). Returns the algorithm unchanged
 /// when !has_schedule_order(algorithm).
 Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels);
+
+/// Why `ordered` (order_by_start_times' result with `max_channels`) cannot fit threadblocks of
+/// `max_steps` steps, or "" when it may. Data arrivals past the first max_channels - 1 share a
+/// connection's last channel; the compiler only spills transfers to higher channels and merges
+/// only ops of one step, so a connection with more distinct steps than `max_steps` on its last
+/// channel fails channel assignment at every capacity. Known before lowering (seconds at
+/// thousands of ranks): the planner skips the start-time order there (docs/compiler.md).
+std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps);
 
 }  // namespace ccsynth::compiler
