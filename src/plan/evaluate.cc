@@ -161,8 +161,12 @@ class VariantRace {
   // Compiles variant `position` (in the first protocol; the others only relabel the program),
   // from `lowering` when given, and simulates it in every protocol; false when it is over the
   // runtime's limits. `attempt` orders failures (the last one is reported).
+  // `twin`: the program an earlier variant of the same lowering compiled to, if kept; one that
+  // simulates alike is not raced (it would tie with that earlier variant everywhere and lose
+  // every tie, with the same verdict), and `keep_twin` keeps this program there for the next.
   bool add(compiler::CompileOptions options, size_t position, size_t attempt,
-           const compiler::Lowering* lowering) {
+           const compiler::Lowering* lowering, std::optional<Program>* twin = nullptr,
+           bool keep_twin = false) {
     options.protocol = protocols_.front();
     Program program;
     try {
@@ -176,6 +180,14 @@ class VariantRace {
     } catch (const UserError& e) {
       fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
+    }
+    if (twin != nullptr && *twin && sim::simulate_alike(**twin, program)) {
+      ++twins_;
+      return true;
+    }
+    if (twin != nullptr) {
+      twin->reset();
+      if (keep_twin) *twin = program;
     }
     std::vector<Variant> pairs = simulate_protocols(program, options, position);
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -247,8 +259,8 @@ class VariantRace {
     out.options = variants_[kept].options;
     out.program_report = *variants_[kept].report;
     out.compiled = true;
-    out.stages = {compilations_, failures_,  simulations_, verifications_,
-                  lowering_s_,   compile_s_, simulate_s_,  verify_s_};
+    out.stages = {compilations_, failures_,  twins_,      simulations_, verifications_,
+                  lowering_s_,   compile_s_, simulate_s_, verify_s_};
     if (last < 0) return out;  // no correct variant, or nothing beat the time to beat
     for (size_t size = 0; size < o_.sizes.size(); ++size) {
       const int w = winner(size);
@@ -497,6 +509,7 @@ class VariantRace {
   std::atomic<int> compilations_{0};
   std::atomic<int> verifications_{0};
   std::atomic<int> failures_{0};
+  std::atomic<int> twins_{0};
   std::atomic<double> lowering_s_{0};
   std::atomic<double> compile_s_{0};
   std::atomic<double> simulate_s_{0};
@@ -605,10 +618,15 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   const int threads = o.sizes.empty() || o.compile
                           ? 1
                           : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size());
+  // A group's variants often compile to the same program (fusion finds nothing to fuse, e.g.
+  // trees' allgather): it is kept to compare with the next one where two programs fit in memory.
+  const bool twins_fit = evaluations_in_memory(algorithm.ops.size()) > 1;
   parallel_for(threads, groups.size(), [&](size_t g) {
     std::optional<compiler::Lowering> lowering;  // none with a test's compiler
     std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
-    for (const size_t k : groups[g]) {
+    std::optional<Program> twin;  // the group's last compiled program, while another follows
+    for (size_t member = 0; member < groups[g].size(); ++member) {
+      const size_t k = groups[g][member];
       if (race.settled()) return;
       const compiler::CompileOptions& options = variants[k];
       if (failed && same_lowering(failed->first, options)) {
@@ -628,7 +646,8 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
           continue;
         }
       }
-      race.add(options, k, k, lowering ? &*lowering : nullptr);
+      const bool another_follows = member + 1 < groups[g].size();
+      race.add(options, k, k, lowering ? &*lowering : nullptr, &twin, another_follows && twins_fit);
     }
   });
   if (race.empty() && race.last_failure()) throw *race.last_failure();

@@ -27,10 +27,10 @@ void report_stages(const PlanRequest& request, const std::string& what, const Ev
   if (!request.synth.progress) return;
   const StageCounts& c = e.stages;
   request.synth.progress(fmt::format(
-      "plan: {}: {} compilation(s) ({} more over the runtime limits), {} simulation(s), {} "
-      "program verification(s); seconds over all threads: lowering {:.1f}, compiling {:.1f}, "
-      "simulating {:.1f}, verifying {:.1f}",
-      what, c.compilations, c.over_limits, c.simulations, c.program_verifications,
+      "plan: {}: {} compilation(s) ({} more over the runtime limits, {} the same program as an "
+      "earlier one), {} simulation(s), {} program verification(s); seconds over all threads: "
+      "lowering {:.1f}, compiling {:.1f}, simulating {:.1f}, verifying {:.1f}",
+      what, c.compilations, c.over_limits, c.twins, c.simulations, c.program_verifications,
       c.lowering_seconds, c.compile_seconds, c.simulate_seconds, c.verify_seconds));
 }
 

@@ -106,15 +106,6 @@ std::vector<Candidate> compile_variants(const TuneRequest& r, const std::vector<
   return out;
 }
 
-// Whether two programs simulate alike: everything sim::simulate reads is equal (the name and
-// the size range are not read).
-bool simulate_alike(const Program& a, const Program& b) {
-  return a.collective == b.collective && a.root == b.root && a.protocol == b.protocol &&
-         a.num_channels == b.num_channels && a.chunks_per_loop == b.chunks_per_loop &&
-         a.num_ranks == b.num_ranks && a.inplace == b.inplace && a.outofplace == b.outofplace &&
-         a.gpus == b.gpus;
-}
-
 // Per candidate the first candidate whose program simulates alike (itself if none). TACOS
 // synthesized for two sizes differs only in start times, so its step-order programs are often
 // the same: on dgx2x2 allgather such twins were most of the simulations at 1 GiB. The nccl
@@ -128,7 +119,7 @@ std::vector<size_t> first_alike(const std::vector<Candidate>& candidates) {
     const Program& p = candidates[c].evaluated.program;
     std::vector<size_t>& seen = by_shape[{p.total_steps(), p.total_threadblocks()}];
     for (const size_t e : seen) {
-      if (simulate_alike(candidates[e].evaluated.program, p)) {
+      if (sim::simulate_alike(candidates[e].evaluated.program, p)) {
         out[c] = e;
         break;
       }

@@ -780,6 +780,13 @@ class Simulator {
 
 }  // namespace
 
+bool simulate_alike(const Program& a, const Program& b) {
+  return a.collective == b.collective && a.root == b.root && a.protocol == b.protocol &&
+         a.num_channels == b.num_channels && a.chunks_per_loop == b.chunks_per_loop &&
+         a.num_ranks == b.num_ranks && a.inplace == b.inplace && a.outofplace == b.outofplace &&
+         a.gpus == b.gpus;
+}
+
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options) {
   validate_structure(program, program.name);  // offsets in bounds, connections matched

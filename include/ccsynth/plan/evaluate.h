@@ -34,6 +34,7 @@ struct SizedResult {
 struct StageCounts {
   int compilations = 0;  // those that succeeded
   int over_limits = 0;   // compilations or lowerings that failed (UserError: runtime limits)
+  int twins = 0;         // compilations equal to an earlier variant's program: not raced
   int simulations = 0;
   int program_verifications = 0;
   // Seconds each stage took, summed over the threads that ran it (failed attempts included).

@@ -131,6 +131,11 @@ struct SimResult {
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options = {});
 
+/// Whether two programs simulate alike: everything simulate() reads is equal (the name and the
+/// size range are not read), so they have the same times at every size and topology. The
+/// planner and the tuner simulate only the first of such twins.
+bool simulate_alike(const Program& a, const Program& b);
+
 /// nccl-tests' bus bandwidth factor: allreduce 2(R-1)/R; allgather, reducescatter, alltoall,
 /// gather, scatter (R-1)/R; broadcast, reduce, custom 1.
 double bus_factor(CollectiveKind kind, int num_ranks);
