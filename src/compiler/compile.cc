@@ -66,11 +66,16 @@ std::vector<int> channel_capacities(int max_steps) {
   return out;
 }
 
-// The next capacity to try after `capacity` gave a threadblock of `longest` steps: the next
-// one in `capacities` at most capacity x limit / longest (the steps of a threadblock shrink
-// about in proportion), skipping the ones that would surely be too long again.
-size_t next_capacity(const std::vector<int>& capacities, size_t at, int longest, int max_steps) {
-  const double target = static_cast<double>(capacities[at]) * max_steps / std::max(longest, 1);
+// The next capacity to try after `capacities[at]` gave a threadblock of `longest` steps: the
+// next one in `capacities` at most capacity x limit / longest (the steps of a threadblock
+// shrink about in proportion) and at most `shortening` (shortening_capacity: above it the
+// threadblocks over the limit keep their transfers), skipping the ones that would surely be
+// too long again.
+size_t next_capacity(const std::vector<int>& capacities, size_t at, int longest, int max_steps,
+                     int64_t shortening) {
+  const double target =
+      std::min(static_cast<double>(capacities[at]) * max_steps / std::max(longest, 1),
+               static_cast<double>(shortening));
   size_t next = at + 1;
   while (next + 1 < capacities.size() && capacities[next] > target) ++next;
   return next;
@@ -180,8 +185,9 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
       violation = limit_violation(*program, options);
       if (violation.empty()) return finish(std::move(*program), algorithm, options);
       if (!only_steps_exceeded(*program, options)) break;
-      at = next_capacity(capacities, at, longest_threadblock(*program),
-                         options.max_steps_per_threadblock);
+      at = next_capacity(
+          capacities, at, longest_threadblock(*program), options.max_steps_per_threadblock,
+          shortening_capacity(*program, lowered, capacity, options.max_steps_per_threadblock));
     }
     if (!relower) throw UserError("", "program", "cannot fit the runtime limits: " + violation);
     relowered = lower(algorithm, options, relocations);

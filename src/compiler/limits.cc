@@ -83,6 +83,28 @@ int64_t busiest_pair_transfers(const Lowered& l) {
   return most;
 }
 
+int64_t shortening_capacity(const Program& program, const Lowered& lowered, int capacity,
+                            int max_steps) {
+  const std::map<std::pair<int, int>, int64_t> transfers = pair_steps(lowered, false);
+  auto share_per_channel = [&](int src, int dst) -> int64_t {
+    const auto it = transfers.find({src, dst});
+    if (it == transfers.end() || capacity < 1) return 0;
+    const int64_t channels = (it->second + capacity - 1) / capacity;
+    return (it->second + channels - 1) / channels;
+  };
+  int64_t below = capacity;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) {
+      if (static_cast<int>(tb.steps.size()) <= max_steps) continue;
+      int64_t share = 0;
+      if (tb.send_peer >= 0) share = std::max(share, share_per_channel(gpu.rank, tb.send_peer));
+      if (tb.recv_peer >= 0) share = std::max(share, share_per_channel(tb.recv_peer, gpu.rank));
+      if (share > 0) below = std::min(below, share);
+    }
+  }
+  return below - 1;
+}
+
 std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
   const std::map<std::pair<int, int>, int64_t> steps = pair_steps(l, o.instances > 1);
   const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);

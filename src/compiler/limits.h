@@ -24,6 +24,14 @@ int longest_threadblock(const Program& program);
 /// The most transfers between one (src, dst) pair of ranks in `lowered`.
 int64_t busiest_pair_transfers(const Lowered& lowered);
 
+/// The largest channel capacity below `capacity` at which every threadblock of `program` (compiled
+/// from `lowered` at `capacity`) that is over `max_steps` can get shorter: one of its
+/// connections must spread over more channels, and a pair of n transfers spreads over
+/// ceil(n / capacity) channels of ceil(n / channels) (assign_channels), which changes only
+/// below that share. capacity - 1 when only local threadblocks are over the limit.
+int64_t shortening_capacity(const Program& program, const Lowered& lowered, int capacity,
+                            int max_steps);
+
 /// Why `lowered` (after aggregation) cannot fit the step limit however its transfers are spread
 /// over channels, or "" when it may: a pair of ranks whose transfers need more steps than all
 /// of an instance's channels hold (max_channels / instances x max_steps_per_threadblock; with

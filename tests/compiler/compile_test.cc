@@ -13,6 +13,7 @@
 #include "ccsynth/verify/verify_algorithm.h"
 #include "ccsynth/verify/verify_program.h"
 #include "compiler/deadlock_check.h"
+#include "compiler/limits.h"
 #include "test_algorithms.h"
 
 namespace ccsynth::compiler {
@@ -526,6 +527,38 @@ TEST(Compile, APairedThreadblockOverTheLimitIsSplitBeforeChannelsRunOut) {
     unpaired += tb.send_peer < 0 || tb.recv_peer < 0;
   EXPECT_GT(unpaired, 0);
   EXPECT_TRUE(verify::verify_program(p).ok()) << verify::verify_program(p).summary();
+}
+
+// A threadblock over the step limit gets shorter only once one of its connections spreads over
+// more channels: a pair of 50 transfers keeps one channel of 50 down to capacity 50, one of
+// 100 two channels of 50, so after capacity 60 the next one worth scheduling is 49 (the
+// proportional 60 x 64 / 65 = 59 would schedule 56 and fail alike: TACOS's rfs:8x8x8 allreduce,
+// whose receive threadblocks carry 15 dependency nops). A local threadblock sets no bound.
+TEST(Compile, TheNextCapacityIsOneThatSpreadsTheLongThreadblocksConnections) {
+  Lowered l;
+  for (int i = 0; i < 50; ++i) l.transfers.push_back({.src_rank = 0, .dst_rank = 1});
+  for (int i = 0; i < 100; ++i) l.transfers.push_back({.src_rank = 2, .dst_rank = 1});
+  l.transfers.push_back({.src_rank = 3, .dst_rank = 1, .removed = true});
+  Program p;
+  p.gpus.resize(4);
+  for (int r = 0; r < 4; ++r) p.gpus[r].rank = r;
+  Threadblock long_receive;
+  long_receive.recv_peer = 0;
+  long_receive.steps.resize(65);
+  p.gpus[1].threadblocks.push_back(long_receive);
+  EXPECT_EQ(shortening_capacity(p, l, 60, 64), 49);
+  EXPECT_EQ(shortening_capacity(p, l, 50, 64), 49);
+  EXPECT_EQ(shortening_capacity(p, l, 49, 64), 24);  // two channels of 25 already
+  long_receive.recv_peer = 2;
+  p.gpus[1].threadblocks = {long_receive};
+  EXPECT_EQ(shortening_capacity(p, l, 60, 64), 49);
+  EXPECT_EQ(shortening_capacity(p, l, 40, 64), 33);  // 3 channels of 34
+  Threadblock local;
+  local.steps.resize(70);
+  p.gpus[1].threadblocks = {local};
+  EXPECT_EQ(shortening_capacity(p, l, 60, 64), 59);
+  p.gpus[1].threadblocks = {};
+  EXPECT_EQ(shortening_capacity(p, l, 60, 64), 59);
 }
 
 TEST(DeadlockCheck, FusedRingNeedsTwoSlots) {
