@@ -14,6 +14,7 @@
 #include "ccsynth/formats/collective_json.h"
 #include "ccsynth/formats/json_io.h"
 #include "ccsynth/plan/planner.h"
+#include "ccsynth/plan/reference.h"
 #include "ccsynth/plan/report.h"
 #include "ccsynth/topologies/library.h"
 #include "cli/command.h"
@@ -108,7 +109,10 @@ void print_json(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
                         {"details", r.synthesis.stats},
                         {"ok", r.ok()},
                         {"program", plan::to_json(*r.program)}};
-  if (r.nccl) doc["nccl"] = plan::to_json(*r.nccl);
+  if (r.nccl) {
+    doc["nccl"] = plan::to_json(*r.nccl);
+    doc["nccl_beyond_runtime_limits"] = plan::beyond_runtime_limits(*r.nccl);
+  }
   if (!f.output.empty() && r.ok()) {
     doc["output"] = f.output;
     doc["output_bytes"] = written;
@@ -144,6 +148,12 @@ void print_text(const plan::PlanResult& r, const SynthFlags& f, const Topology& 
             << plan::variant_description(r.program->options) << ")\n";
   const auto [names, rows] = compared(r, f);
   std::cout << plan::results_table(names, rows);
+  if (r.nccl && r.nccl->ok() && plan::beyond_runtime_limits(*r.nccl)) {
+    std::cout << fmt::format(
+        "nccl: NCCL's algorithm does not fit the {} dialect's limits here as an MSCCL program; "
+        "simulated without them, as NCCL's own kernels run it\n",
+        f.dialect);
+  }
   if (!f.output.empty()) {
     std::cout << fmt::format("wrote {} ({} bytes, {} dialect)\n", f.output, written, f.dialect);
   }

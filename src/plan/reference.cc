@@ -89,12 +89,17 @@ void keep_faster(std::optional<Evaluated>& best, Evaluated&& e) {
   best->results = std::move(results);
 }
 
+bool beyond_runtime_limits(const Evaluated& nccl) {
+  return nccl.options.max_steps_per_threadblock >= kNcclUnlimited;
+}
+
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
                                        const compiler::CompileOptions& base,
                                        const VariantSpace& space, const EvaluateOptions& options,
                                        const std::vector<Protocol>& protocols) {
   std::optional<Evaluated> best;
   if (protocols.empty()) return best;
+  bool over_limits = false;
   for (const NcclCandidate& candidate : reference_nccl(collective, topology)) {
     compiler::CompileOptions compile = base;
     compile.name = "nccl_" + candidate.algo;
@@ -111,10 +116,14 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
     try {
       keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
     } catch (const UserError&) {
-      continue;  // over the runtime's limits in every variant
+      over_limits = true;  // over the runtime's limits in every variant
     }
   }
-  return best;
+  if (best || !over_limits || base.max_steps_per_threadblock >= kNcclUnlimited) return best;
+  compiler::CompileOptions unlimited = base;
+  unlimited.max_steps_per_threadblock = kNcclUnlimited;
+  unlimited.max_threadblocks_per_rank = kNcclUnlimited;
+  return evaluate_nccl(collective, topology, unlimited, space, options, protocols);
 }
 
 }  // namespace ccsynth::plan

@@ -398,6 +398,35 @@ TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   EXPECT_EQ(nccl->options.name.rfind("nccl_", 0), 0u) << nccl->options.name;
 }
 
+// NCCL's rings that no variant fits into the runtime's limits (here 2 channels x 2 steps for a
+// 16-rank ring's 15 transfers per rank; the executor's 32 x 64 at 4096 ranks) are evaluated
+// without them, as NCCL's own kernels run: the same times as compiled with no limits; the
+// reference says so. Within the limits nothing changes.
+TEST(Reference, NcclRingsOverTheRuntimeLimitsAreEvaluatedWithoutThem) {
+  const Topology t = topologies::make_builtin("ring:16");
+  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks);
+  const EvaluateOptions eo = testing::small_and_large(t);
+  compiler::CompileOptions tight;
+  tight.max_channels = 2;
+  tight.max_steps_per_threadblock = 2;
+  const std::optional<Evaluated> nccl = evaluate_nccl(ag, t, tight, single_variant(tight), eo);
+  ASSERT_TRUE(nccl && nccl->ok());
+  EXPECT_TRUE(beyond_runtime_limits(*nccl));
+  compiler::CompileOptions unlimited = tight;
+  unlimited.max_steps_per_threadblock = kNcclUnlimited;
+  unlimited.max_threadblocks_per_rank = kNcclUnlimited;
+  const std::optional<Evaluated> direct =
+      evaluate_nccl(ag, t, unlimited, single_variant(unlimited), eo);
+  ASSERT_TRUE(direct && direct->ok());
+  ASSERT_EQ(nccl->results.size(), direct->results.size());
+  for (size_t i = 0; i < nccl->results.size(); ++i)
+    EXPECT_EQ(nccl->results[i].time_us, direct->results[i].time_us);
+  EXPECT_GT(nccl->program.gpus[0].threadblocks[0].steps.size(), 2u);
+  const std::optional<Evaluated> fits = evaluate_nccl(ag, t, {}, single_variant({}), eo);
+  ASSERT_TRUE(fits && fits->ok());
+  EXPECT_FALSE(beyond_runtime_limits(*fits));
+}
+
 // NCCL picks the protocol per size: the reference runs in Simple, LL128 and LL and keeps the
 // fastest, so at 1 KB (latency-bound: LL halves alpha) it beats the Simple-only reference, and
 // at 64 MB (bandwidth-bound: LL doubles beta, LL128 adds 1/15) it gains little over Simple.

@@ -52,13 +52,24 @@ std::vector<NcclCandidate> reference_nccl(const Collective& collective, const To
 /// size. `e` replaces a `best` that is missing or wrong.
 void keep_faster(std::optional<Evaluated>& best, Evaluated&& e);
 
+/// Steps per threadblock and threadblocks per rank the nccl reference is compiled with when no
+/// candidate fits `base`'s runtime limits in any variant: NCCL's own kernels loop over a ring of
+/// any length, while an MSCCL program of NCCL's ring on 4096 ranks (4095 transfers per rank and
+/// ring) needs more than the executor's 32 channels x 64 steps.
+inline constexpr int kNcclUnlimited = 1 << 30;
+
+/// Whether `nccl` (evaluate_nccl's result) was compiled without the runtime's limits
+/// (kNcclUnlimited): it is simulated as NCCL would run, but its program is no MSCCL program.
+bool beyond_runtime_limits(const Evaluated& nccl);
+
 /// Evaluates every reference_nccl() candidate (compiled as `base` with its name set to
 /// "nccl_<algo>", in every variant of `space`, each compiled once and simulated in each of
 /// `protocols`: one evaluate_variants call per candidate, EvaluateOptions::protocols) and keeps
 /// per size the fastest correct one; the program kept is the fastest at the last size. nullopt when
 /// no candidate applies; a candidate that fails verification is returned as is when no
-/// candidate is correct. `protocols` = {Simple} is NCCL run with NCCL_PROTO=Simple (SCCL's
-/// baseline, SCCL sec. 5.5).
+/// candidate is correct. Where every candidate is over `base`'s runtime limits, they are
+/// evaluated again without them (kNcclUnlimited). `protocols` = {Simple} is NCCL run with
+/// NCCL_PROTO=Simple (SCCL's baseline, SCCL sec. 5.5).
 std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topology& topology,
                                        const compiler::CompileOptions& base,
                                        const VariantSpace& space, const EvaluateOptions& options,
