@@ -97,6 +97,10 @@ class CapacitySchedule {
       const auto blocked = find_fifo_deadlock(program_, o_.fifo_slots, o_.instances > 1);
       std::vector<int> changed;
       if (blocked.empty()) {
+        // A threadblock of one connection over the step limit stays so: the rounds below only
+        // split paired ones (and add dependency nops), so this capacity has failed.
+        if (has_long_single_connection_threadblock())
+          return replicate_instances(program_, o_.instances);
         changed = unpair_long_threadblocks();
         if (changed.empty()) return replicate_instances(program_, o_.instances);
         reschedule(std::move(changed));
@@ -128,6 +132,17 @@ class CapacitySchedule {
     std::sort(changed.begin(), changed.end());
     changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
     for (const int r : changed) schedule_rank(r, true);
+  }
+
+  // Whether a threadblock with exactly one connection has more steps than the limit.
+  bool has_long_single_connection_threadblock() const {
+    for (const GpuProgram& gpu : program_.gpus) {
+      for (const Threadblock& tb : gpu.threadblocks) {
+        const bool single = (tb.send_peer >= 0) != (tb.recv_peer >= 0);
+        if (single && static_cast<int>(tb.steps.size()) > o_.max_steps_per_threadblock) return true;
+      }
+    }
+    return false;
   }
 
   // A threadblock over the step limit that runs a receive and a send connection (paired for
