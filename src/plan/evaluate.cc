@@ -575,6 +575,8 @@ std::vector<std::vector<size_t>> lowering_groups(
 
 }  // namespace
 
+bool one_evaluation_at_a_time(size_t ops) { return evaluations_in_memory(ops) == 1; }
+
 int concurrent_evaluations(int threads, size_t jobs, size_t ops) {
   const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
   const size_t fit = evaluations_in_memory(ops);

@@ -97,6 +97,10 @@ std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool r
 /// than a few GiB together (at thousands of ranks, one).
 int concurrent_evaluations(int threads, size_t jobs, size_t ops);
 
+/// Whether only one evaluation of an algorithm of `ops` ops fits in memory at a time (thousands
+/// of ranks), whatever the threads.
+bool one_evaluation_at_a_time(size_t ops);
+
 /// The compilations tried. Start-time order (CompileOptions::schedule_order) is only tried for
 /// timed algorithms (TACCL, TACOS) unless it is the only order asked for.
 struct VariantSpace {

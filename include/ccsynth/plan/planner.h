@@ -55,7 +55,9 @@ struct PlanResult {
   double synthesis_seconds = 0;
   std::vector<int64_t> sizes;        // the sizes simulated
   std::optional<Evaluated> program;  // absent when the method found no algorithm
-  std::optional<Evaluated> nccl;     // the nccl reference, when asked for and applicable
+  // The nccl reference, when asked for and applicable; its `program` is empty where only one
+  // evaluation fits in memory at a time (plan::one_evaluation_at_a_time: thousands of ranks).
+  std::optional<Evaluated> nccl;
   formats::XmlDialect dialect = formats::XmlDialect::kExecutor;
 
   /// An algorithm was found and it and its program verified.
