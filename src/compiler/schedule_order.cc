@@ -12,6 +12,9 @@ namespace ccsynth::compiler {
 
 namespace {
 
+// The channel the hints of a connection's later data arrivals are clamped to.
+int last_channel(int max_channels) { return std::max(max_channels, 1) - 1; }
+
 bool same_time(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); }
 
 // Position of the first time in `times` (ascending, no two the same_time) that is the same time
@@ -94,7 +97,7 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
     // A threadblock hint fixes the threadblock, and with it the channel.
     if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) continue;
     const int at = time_index(arrivals.at({op.src, op.dst}), arrival[i]);
-    op.channel = std::min(at, std::max(max_channels, 1) - 1);
+    op.channel = std::min(at, last_channel(max_channels));
   }
   // Steps: one per distinct start time.
   std::vector<double> starts;
@@ -107,12 +110,8 @@ Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
   return a;
 }
 
-}  // namespace ccsynth::compiler
-
-namespace ccsynth::compiler {
-
 std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps) {
-  const int last = std::max(max_channels, 1) - 1;
+  const int last = last_channel(max_channels);
   std::vector<std::tuple<int, int, int>> on_last;  // (src, dst, step) of the ops hinted there
   for (const ChunkOp& op : ordered.ops) {
     if (op.channel == last) on_last.emplace_back(op.src, op.dst, op.step);
@@ -121,7 +120,8 @@ std::string start_time_order_overflow(const Algorithm& ordered, int max_channels
   on_last.erase(std::unique(on_last.begin(), on_last.end()), on_last.end());
   for (size_t begin = 0; begin < on_last.size();) {
     size_t end = begin;
-    const auto [src, dst, step] = on_last[begin];
+    const int src = std::get<0>(on_last[begin]);
+    const int dst = std::get<1>(on_last[begin]);
     while (end < on_last.size() && std::get<0>(on_last[end]) == src &&
            std::get<1>(on_last[end]) == dst)
       ++end;
