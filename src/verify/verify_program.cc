@@ -4,7 +4,6 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/verify/symbolic_value.h"
@@ -67,6 +66,9 @@ struct TbState {
   bool queued = false;
   int in_conn = -1;
   int out_conn = -1;
+  const Step* steps = nullptr;  // the threadblock's steps (kept here: one load less per step)
+  int num_steps = 0;
+  size_t first_step = 0;     // of the threadblock's steps in the per-step tables
   std::vector<int> waiters;  // threadblocks blocked on this one's semaphore
   std::vector<int> clock;    // vector clock over all or the rank's threadblocks
 };
@@ -97,7 +99,7 @@ class Simulator {
     place_inputs();
   }
 
-  // Round-robin over ready threadblocks, one step per turn; returns false on deadlock.
+  // Runs each ready threadblock until it blocks or finishes; returns false on deadlock.
   bool run() {
     std::deque<int> ready;
     ready_ = &ready;
@@ -106,7 +108,8 @@ class Simulator {
       const int g = ready.front();
       ready.pop_front();
       tbs_[g].queued = false;
-      if (try_step(g)) wake(g);
+      while (try_step(g)) {
+      }
     }
     return report_stuck();
   }
@@ -169,26 +172,44 @@ class Simulator {
         st.rank = g.rank;
         st.local = static_cast<int>(t);
         st.clock.assign(global_clocks_ ? total_tbs : rank_clock_size_[g.rank], 0);
-        tbs_.push_back(std::move(st));
         const auto& steps = g.threadblocks[t].steps;
-        std::vector<int> next(steps.size(), -1);
+        st.steps = steps.data();
+        st.num_steps = static_cast<int>(steps.size());
+        st.first_step = next_publish_.size();
+        tbs_.push_back(std::move(st));
+        next_publish_.resize(next_publish_.size() + steps.size());
         for (int k = static_cast<int>(steps.size()) - 1, n = -1; k >= 0; --k) {
           if (steps[k].has_dep) n = k;
-          next[k] = n;
+          next_publish_[tbs_.back().first_step + k] = n;
         }
-        next_publish_.push_back(std::move(next));
       }
     }
     values_.assign(cells, SymbolicValue{});
     meta_.resize(cells);
-    for (size_t g = 0; g < tbs_.size(); ++g) {
-      for (const Step& s : tb_of(static_cast<int>(g)).steps) {
+    number_snapshots();
+  }
+
+  // Gives every publishing step whose clock some dependency joins a slot in snapshots_.
+  void number_snapshots() {
+    snapshot_of_.assign(next_publish_.size(), -1);
+    int count = 0;
+    for (const TbState& st : tbs_) {
+      for (int k = 0; k < st.num_steps; ++k) {
+        const Step& s = st.steps[k];
         if (s.dep_tb < 0) continue;
-        const int u = global(tbs_[g].rank, s.dep_tb);
-        const int publisher = next_publish_[u][s.dep_step];
-        if (publisher >= 0) needed_.insert(key(u, publisher));
+        const int publisher = publisher_of(tbs_[global(st.rank, s.dep_tb)], s.dep_step);
+        if (publisher < 0) continue;
+        int& slot = snapshot_of_[tbs_[global(st.rank, s.dep_tb)].first_step + publisher];
+        if (slot < 0) slot = count++;
       }
     }
+    snapshots_.resize(count);
+  }
+
+  // The first step at or after `step` of `st` with hasdep (whose completion releases a wait
+  // for `step`), or -1.
+  int publisher_of(const TbState& st, int step) const {
+    return next_publish_[st.first_step + step];
   }
 
   // With each rank's own clocks, a threadblock's progress reaches another one of its rank only
@@ -252,7 +273,7 @@ class Simulator {
 
   void wake(int g) {
     TbState& st = tbs_[g];
-    if (st.queued || st.pc >= static_cast<int>(tb_of(g).steps.size())) return;
+    if (st.queued || st.pc >= st.num_steps) return;
     st.queued = true;
     ready_->push_back(g);
   }
@@ -260,9 +281,8 @@ class Simulator {
   // Runs the next step of threadblock g if it can; false when blocked or finished.
   bool try_step(int g) {
     TbState& st = tbs_[g];
-    const Threadblock& tb = tb_of(g);
-    if (st.pc >= static_cast<int>(tb.steps.size())) return false;
-    const Step& s = tb.steps[st.pc];
+    if (st.pc >= st.num_steps) return false;
+    const Step& s = st.steps[st.pc];
     if (s.dep_tb >= 0) {
       TbState& target = tbs_[global(st.rank, s.dep_tb)];
       if (target.published < s.dep_step + 1) {
@@ -291,19 +311,17 @@ class Simulator {
   // Happens-before through the semaphore: the waiter learns everything the first publishing
   // step at or after the awaited one had seen.
   void join_dependency(TbState& st, const Step& s) {
-    const int u = global(st.rank, s.dep_tb);
-    const int publisher = next_publish_[u][s.dep_step];
-    const auto it = snapshots_.find(key(u, publisher));
-    if (it == snapshots_.end()) return;
-    join(st.clock, it->second);
+    const TbState& target = tbs_[global(st.rank, s.dep_tb)];
+    const int publisher = publisher_of(target, s.dep_step);
+    if (publisher < 0) return;
+    join(st.clock, snapshots_[snapshot_of_[target.first_step + publisher]]);
   }
-
-  static int64_t key(int g, int step) { return (static_cast<int64_t>(g) << 32) | step; }
 
   void publish(int g) {
     TbState& st = tbs_[g];
     st.published = st.pc + 1;
-    if (needed_.count(key(g, st.pc))) snapshots_.emplace(key(g, st.pc), st.clock);
+    if (const int slot = snapshot_of_[st.first_step + st.pc]; slot >= 0)
+      snapshots_[slot] = st.clock;
     std::vector<int> waiters;
     waiters.swap(st.waiters);
     for (int w : waiters) wake(w);
@@ -311,35 +329,38 @@ class Simulator {
 
   void execute(int g, const Step& s) {
     TbState& st = tbs_[g];
-    Message in;
-    if (receives(s.type)) in = receive(g, s);
-    std::vector<SymbolicValue> src;
-    if (reads_src(s.type)) {
-      src.reserve(s.count);
-      for (int i = 0; i < s.count; ++i) src.push_back(read(st, s.src_buffer, s.src_offset + i));
-    }
-    std::vector<SymbolicValue> out;
+    // The values received, then what the step writes and sends (one allocation per message:
+    // the local operands are read into reused buffers).
+    std::vector<SymbolicValue> values;
+    if (receives(s.type)) values = std::move(receive(g, s).values);
+    if (reads_src(s.type)) read_all(st, s.src_buffer, s.src_offset, s.count, src_);
     switch (s.type) {
-      case StepType::kSend: out = std::move(src); break;
-      case StepType::kRecv: write_all(st, s, in.values); break;
-      case StepType::kRecvCopySend: write_all(st, s, in.values), out = std::move(in.values); break;
-      case StepType::kRecvReduceSend: out = sum(in.values, src); break;
-      case StepType::kRecvReduceCopy: write_all(st, s, sum(in.values, src)); break;
-      case StepType::kRecvReduceCopySend: out = sum(in.values, src), write_all(st, s, out); break;
-      case StepType::kCopy: write_all(st, s, src); break;
-      case StepType::kReduce: {
-        std::vector<SymbolicValue> dst;
-        for (int i = 0; i < s.count; ++i) dst.push_back(read(st, s.dst_buffer, s.dst_offset + i));
-        write_all(st, s, sum(dst, src));
+      case StepType::kSend: values.assign(src_.begin(), src_.end()); break;
+      case StepType::kRecv:
+      case StepType::kRecvCopySend: write_all(st, s, values); break;
+      case StepType::kRecvReduceSend: add_into(values, src_); break;
+      case StepType::kRecvReduceCopy:
+      case StepType::kRecvReduceCopySend: add_into(values, src_), write_all(st, s, values); break;
+      case StepType::kCopy: write_all(st, s, src_); break;
+      case StepType::kReduce:
+        read_all(st, s.dst_buffer, s.dst_offset, s.count, dst_);
+        add_into(dst_, src_);
+        write_all(st, s, dst_);
         break;
-      }
       case StepType::kNop: break;
     }
     if (sends(s.type)) {
       Connection& conn = conns_[st.out_conn];
-      conn.fifo.push_back({std::move(out), st.pc, global_clocks_ ? st.clock : std::vector<int>{}});
+      conn.fifo.push_back(
+          {std::move(values), st.pc, global_clocks_ ? st.clock : std::vector<int>{}});
       if (conn.receiver >= 0) wake(conn.receiver);
     }
+  }
+
+  // Reads `count` cells from `offset` of buffer `b` into `out`.
+  void read_all(TbState& st, Buffer b, int offset, int count, std::vector<SymbolicValue>& out) {
+    out.clear();
+    for (int i = 0; i < count; ++i) out.push_back(read(st, b, offset + i));
   }
 
   Message receive(int g, const Step& s) {
@@ -360,11 +381,9 @@ class Simulator {
     return m;
   }
 
-  static std::vector<SymbolicValue> sum(const std::vector<SymbolicValue>& a,
-                                        const std::vector<SymbolicValue>& b) {
-    std::vector<SymbolicValue> out(a);
-    for (size_t i = 0; i < out.size() && i < b.size(); ++i) out[i] = out[i] + b[i];
-    return out;
+  // Reduction of `b` into `a`, element by element (as far as both reach).
+  static void add_into(std::vector<SymbolicValue>& a, const std::vector<SymbolicValue>& b) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) a[i] = a[i] + b[i];
   }
 
   // Happens-before of an earlier access `e` to the current step of `st` (same rank).
@@ -461,7 +480,7 @@ class Simulator {
         const int u = global(st.rank, s.dep_tb);
         std::string out = type + "waits for tb " + std::to_string(s.dep_tb) + " step " +
                           std::to_string(s.dep_step) + ", ";
-        if (next_publish_[u][s.dep_step] < 0) {
+        if (publisher_of(tbs_[u], s.dep_step) < 0) {
           return out +
                  "but no step of that threadblock from there on has hasdep=1, so its "
                  "semaphore never reaches it";
@@ -544,12 +563,15 @@ class Simulator {
   std::vector<std::vector<int>> rank_clock_slot_;  // rank clocks: [rank][local tb] -> slot or -1
   std::vector<int> rank_clock_size_;               // rank clocks: slots per rank
   std::vector<size_t> cell_base_;
-  std::vector<std::vector<int>> next_publish_;  // per global tb, per step
-  std::unordered_set<int64_t> needed_;          // (tb, step) whose clock some dependency joins
-  std::unordered_map<int64_t, std::vector<int>> snapshots_;
+  // Per step (from each TbState::first_step): publisher_of(), and the step's slot in snapshots_
+  // when its clock is joined by some dependency (else -1).
+  std::vector<int> next_publish_;
+  std::vector<int> snapshot_of_;
+  std::vector<std::vector<int>> snapshots_;  // a publishing step's clock, once it ran
   std::vector<Connection> conns_;
   std::vector<SymbolicValue> values_;
   std::vector<CellMeta> meta_;
+  std::vector<SymbolicValue> src_, dst_;  // a step's local operands (execute())
   std::unordered_map<uint64_t, std::pair<int, Slot>> contributions_;
 };
 
