@@ -2,27 +2,28 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 
 namespace ccsynth::compiler {
 
 namespace {
 
-// Output locations of every rank's post slots: values there are never "unused".
-std::vector<std::set<BufferRef>> post_locations(const Lowered& l) {
-  std::vector<std::set<BufferRef>> out(l.collective.num_ranks);
-  for (const ChunkSpec& spec : l.collective.chunks) {
-    for (const Slot& s : spec.post) out[s.rank].insert(output_location(l.collective, s, l.inplace));
-  }
-  return out;
-}
-
-// A buffer slot of one rank as one hashable number.
+// A buffer slot of one rank as one number (dense per rank: a table index).
 int64_t slot_code(BufferRef ref) {
   return static_cast<int64_t>(ref.index) * 4 + static_cast<int>(ref.buffer);
+}
+
+// Per rank, the slot codes of its post slots' output locations, sorted: values there are never
+// "unused".
+std::vector<std::vector<int64_t>> post_locations(const Lowered& l) {
+  std::vector<std::vector<int64_t>> out(l.collective.num_ranks);
+  for (const ChunkSpec& spec : l.collective.chunks) {
+    for (const Slot& s : spec.post)
+      out[s.rank].push_back(slot_code(output_location(l.collective, s, l.inplace)));
+  }
+  for (std::vector<int64_t>& codes : out) std::sort(codes.begin(), codes.end());
+  return out;
 }
 
 // (rank, peer, channel, direction 0 = send / 1 = receive) as one hashable number.
@@ -34,68 +35,86 @@ int64_t connection_key(int rank, int peer, int channel, int direction) {
 bool is_receive(StepType t) { return t == StepType::kRecv || t == StepType::kRecvReduceCopy; }
 
 struct ReceiveUse {
+  int receive = -1;     // the receive instruction
   int readers = 0;      // instructions reading what the receive wrote
   int overwritten = 0;  // its slots written again later
   int send = -1;        // first send reading exactly its range
 };
 
-void scan_rank(const Lowered& l, const std::vector<int>& order, const std::set<BufferRef>& posts,
-               std::vector<FusionCandidate>& out) {
-  std::unordered_map<int64_t, int> last_writer;  // slot_code(slot) -> instruction
-  std::unordered_map<int, ReceiveUse> uses;
-  std::vector<int> receives;
-  std::vector<int> seen;  // receives already counted as read by this instruction
+// Tables reused from rank to rank: per slot code of the rank its last writer (instruction or
+// -1), and per instruction its entry in the rank's receive uses (or -1; reset after each rank).
+struct ScanTables {
+  std::vector<int> last_writer;
+  std::vector<int> use_of;
+  std::vector<ReceiveUse> uses;
+  std::vector<int> seen;  // receives already counted as read by one instruction
+};
+
+// One past the largest slot code the instructions in `order` touch.
+size_t slot_codes(const Lowered& l, const std::vector<int>& order) {
+  int64_t end = 0;
   for (int i : order) {
     const Instruction& in = l.instructions[i];
-    if (reads_src(in.type)) {
-      seen.clear();
-      bool exact = true;
-      int writer = -1;
-      for (int j = 0; j < in.count; ++j) {
-        auto it = last_writer.find(slot_code({in.src.buffer, in.src.index + j}));
-        const int w = it == last_writer.end() ? -1 : it->second;
-        if (j == 0) writer = w;
-        if (w != writer) exact = false;
-        if (w < 0 || std::find(seen.begin(), seen.end(), w) != seen.end()) continue;
-        auto use = uses.find(w);
-        if (use == uses.end()) continue;
-        seen.push_back(w);
-        ++use->second.readers;
-      }
-      if (in.type == StepType::kSend && exact && writer >= 0 && uses.count(writer)) {
-        const Instruction& r = l.instructions[writer];
-        if (r.dst == in.src && r.count == in.count && uses[writer].send < 0) {
-          uses[writer].send = i;
-        }
-      }
-    }
+    if (reads_src(in.type)) end = std::max(end, slot_code({in.src.buffer, in.src.index + in.count}));
+    if (writes_dst(in.type))
+      end = std::max(end, slot_code({in.dst.buffer, in.dst.index + in.count}));
+  }
+  return static_cast<size_t>(end);
+}
+
+// Counts, for the receive that last wrote each slot `in` reads, one more reader; returns the
+// receive's use when `in` is a send reading exactly one receive's whole range.
+void count_reads(const Lowered& l, int i, ScanTables& t) {
+  const Instruction& in = l.instructions[i];
+  t.seen.clear();
+  bool exact = true;
+  int writer = -1;
+  for (int j = 0; j < in.count; ++j) {
+    const int w = t.last_writer[slot_code({in.src.buffer, in.src.index + j})];
+    if (j == 0) writer = w;
+    if (w != writer) exact = false;
+    if (w < 0 || t.use_of[w] < 0 || std::find(t.seen.begin(), t.seen.end(), w) != t.seen.end())
+      continue;
+    t.seen.push_back(w);
+    ++t.uses[t.use_of[w]].readers;
+  }
+  if (in.type != StepType::kSend || !exact || writer < 0 || t.use_of[writer] < 0) return;
+  ReceiveUse& use = t.uses[t.use_of[writer]];
+  const Instruction& r = l.instructions[writer];
+  if (r.dst == in.src && r.count == in.count && use.send < 0) use.send = i;
+}
+
+void scan_rank(const Lowered& l, const std::vector<int>& order, const std::vector<int64_t>& posts,
+               ScanTables& t, std::vector<FusionCandidate>& out) {
+  t.last_writer.assign(slot_codes(l, order), -1);
+  t.uses.clear();
+  for (int i : order) {
+    const Instruction& in = l.instructions[i];
+    if (reads_src(in.type)) count_reads(l, i, t);
     if (writes_dst(in.type)) {
       for (int j = 0; j < in.count; ++j) {
-        int& w = last_writer[slot_code({in.dst.buffer, in.dst.index + j})];
-        auto it = uses.find(w);
-        if (it != uses.end() && w != i) ++it->second.overwritten;
+        int& w = t.last_writer[slot_code({in.dst.buffer, in.dst.index + j})];
+        if (w >= 0 && w != i && t.use_of[w] >= 0) ++t.uses[t.use_of[w]].overwritten;
         w = i;
-      }
-      if (in.type == StepType::kCopy || in.type == StepType::kReduce) {
-        // a local write after a receive counts as overwrite above; nothing else to track
       }
     }
     if (is_receive(in.type)) {
-      uses[i] = ReceiveUse{};
-      receives.push_back(i);
-      // last_writer already points at i for its slots (set above)
+      t.use_of[i] = static_cast<int>(t.uses.size());
+      t.uses.push_back({i, 0, 0, -1});
     }
   }
-  for (int r : receives) {
-    const ReceiveUse& u = uses[r];
+  for (const ReceiveUse& u : t.uses) {
+    t.use_of[u.receive] = -1;
     if (u.send < 0) continue;
-    const Instruction& in = l.instructions[r];
+    const Instruction& in = l.instructions[u.receive];
     bool is_output = false;
     for (int j = 0; j < in.count; ++j) {
-      if (posts.count({in.dst.buffer, in.dst.index + j})) is_output = true;
+      if (std::binary_search(posts.begin(), posts.end(),
+                             slot_code({in.dst.buffer, in.dst.index + j})))
+        is_output = true;
     }
     const bool unused = u.readers == 1 && (u.overwritten == in.count || !is_output);
-    out.push_back({r, u.send, unused});
+    out.push_back({u.receive, u.send, unused});
   }
 }
 
@@ -105,8 +124,10 @@ std::vector<std::vector<FusionCandidate>> find_fusion_candidates(const Lowered& 
   std::vector<std::vector<FusionCandidate>> out(l.collective.num_ranks);
   const auto orders = l.rank_orders();
   const auto posts = post_locations(l);
+  ScanTables tables;
+  tables.use_of.assign(l.instructions.size(), -1);
   for (int rank = 0; rank < l.collective.num_ranks; ++rank) {
-    scan_rank(l, orders[rank], posts[rank], out[rank]);
+    scan_rank(l, orders[rank], posts[rank], tables, out[rank]);
   }
   return out;
 }
