@@ -24,9 +24,27 @@ int64_t BufferAllocator::slot_key(int rank, BufferRef ref) const {
   return ref_code(ref) * collective_.num_ranks + rank;
 }
 
+int BufferAllocator::holder(int rank, BufferRef ref) const {
+  const std::vector<int>& held = holder_[rank];
+  const auto code = static_cast<size_t>(ref_code(ref));
+  return code < held.size() ? held[code] : -1;
+}
+
+void BufferAllocator::set_holder(int rank, BufferRef ref, int chunk) {
+  std::vector<int>& held = holder_[rank];
+  const auto code = static_cast<size_t>(ref_code(ref));
+  if (code >= held.size()) {
+    if (chunk < 0) return;
+    held.resize(std::max(code + 1, held.size() * 2), -1);
+  }
+  held[code] = chunk;
+}
+
 BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
     : collective_(algorithm.collective),
       inplace_(inplace),
+      holder_(algorithm.collective.num_ranks),
+      post_location_(algorithm.collective.num_ranks),
       scratch_(algorithm.collective.num_ranks, 0) {
   const Collective& c = collective_;
   const int K = c.num_chunks();
@@ -36,20 +54,22 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
   last_read_.assign(cells, OrderKey{});
   read_.assign(cells, 0);
   first_post_.assign(cells, Slot{-1, -1});
-  holder_.reserve(cells);  // at most one held slot per (rank, chunk): no rehashing
   for (int k = 0; k < K; ++k) {
     // Like verify_algorithm, a later pre slot of the same rank replaces an earlier one.
     for (const Slot& s : c.chunks[k].pre) {
       const int64_t key = key_of(s.rank, k, K);
-      if (!is_nowhere(location_[key])) holder_.erase(slot_key(s.rank, location_[key]));
+      if (!is_nowhere(location_[key])) set_holder(s.rank, location_[key], -1);
       const BufferRef ref = input_location(c, s, inplace_);
       location_[key] = ref;
-      holder_[slot_key(s.rank, ref)] = k;
+      set_holder(s.rank, ref, k);
     }
     for (const Slot& s : c.chunks[k].post) {
       Slot& first = first_post_[key_of(s.rank, k, K)];
       if (first.rank < 0) first = s;
-      post_location_[slot_key(s.rank, output_location(c, s, inplace_))] = true;
+      std::vector<char>& posts = post_location_[s.rank];
+      const auto code = static_cast<size_t>(ref_code(output_location(c, s, inplace_)));
+      if (code >= posts.size()) posts.resize(std::max(code + 1, posts.size() * 2), 0);
+      posts[code] = 1;
     }
   }
   // Liveness: the last access that reads each (rank, chunk) value.
@@ -78,7 +98,9 @@ std::optional<BufferRef> BufferAllocator::location(int rank, int chunk) const {
 }
 
 bool BufferAllocator::is_post_location(int rank, BufferRef ref) const {
-  return post_location_.count(slot_key(rank, ref)) > 0;
+  const std::vector<char>& posts = post_location_[rank];
+  const auto code = static_cast<size_t>(ref_code(ref));
+  return code < posts.size() && posts[code];
 }
 
 bool BufferAllocator::live(int rank, int chunk, const OrderKey& key) const {
@@ -101,17 +123,14 @@ BufferRef BufferAllocator::place_write(int rank, int chunk, const OrderKey& key,
     scratch_of_[k] = target;
   }
   // In-place aliasing: never clobber another chunk's value that is still needed.
-  auto held = holder_.find(slot_key(rank, target));
-  if (fresh || (held != holder_.end() && held->second != chunk && live(rank, held->second, key))) {
+  const int held = holder(rank, target);
+  if (fresh || (held >= 0 && held != chunk && live(rank, held, key))) {
     target = fresh_scratch(rank);
     if (!post) scratch_of_[k] = target;
   }
-  if (old) {
-    const auto was = holder_.find(slot_key(rank, *old));
-    if (was != holder_.end() && was->second == chunk) holder_.erase(was);
-  }
+  if (old && holder(rank, *old) == chunk) set_holder(rank, *old, -1);
   location_[k] = target;
-  holder_[slot_key(rank, target)] = chunk;
+  set_holder(rank, target, chunk);
   return target;
 }
 
@@ -121,11 +140,11 @@ std::optional<FinalCopy> BufferAllocator::move_home(int rank, int chunk) {
   const std::optional<BufferRef> at = location(rank, chunk);
   if (post.rank < 0 || !at || at->buffer != Buffer::kInput) return std::nullopt;
   const BufferRef home = output_location(collective_, post, inplace_);
-  auto held = holder_.find(slot_key(rank, home));
-  if (held != holder_.end() && held->second != chunk) return std::nullopt;
-  holder_.erase(slot_key(rank, *at));
+  const int held = holder(rank, home);
+  if (held >= 0 && held != chunk) return std::nullopt;
+  set_holder(rank, *at, -1);
   location_[key_of(rank, chunk, collective_.num_chunks())] = home;
-  holder_[slot_key(rank, home)] = chunk;
+  set_holder(rank, home, chunk);
   return FinalCopy{rank, chunk, *at, home};
 }
 

@@ -54,18 +54,24 @@ class BufferAllocator {
   int64_t slot_key(int rank, BufferRef ref) const;
   bool live(int rank, int chunk, const OrderKey& key) const;
   BufferRef fresh_scratch(int rank) { return {Buffer::kScratch, scratch_[rank]++}; }
+  /// The chunk `rank` holds at `ref`, or -1.
+  int holder(int rank, BufferRef ref) const;
+  /// Records that `rank` holds `chunk` (-1: nothing) at `ref`.
+  void set_holder(int rank, BufferRef ref, int chunk);
 
   const Collective& collective_;
   bool inplace_;
   // Tables over every (rank, chunk), indexed by key_of; index -1 (kNowhere) or rank -1 marks an
   // absent entry.
-  std::vector<BufferRef> location_;                  // (rank, chunk) -> current location
-  std::vector<BufferRef> scratch_of_;                // (rank, chunk) -> its scratch slot
-  std::unordered_map<int64_t, int> holder_;          // (rank, slot) -> chunk held there
-  std::vector<OrderKey> last_read_;                  // (rank, chunk) -> last read key
-  std::vector<char> read_;                           // (rank, chunk) -> last_read_ is set
-  std::vector<Slot> first_post_;                     // (rank, chunk) -> its first post slot
-  std::unordered_map<int64_t, bool> post_location_;  // (rank, slot) -> some post slot
+  std::vector<BufferRef> location_;    // (rank, chunk) -> current location
+  std::vector<BufferRef> scratch_of_;  // (rank, chunk) -> its scratch slot
+  // Per rank, per slot (slot code: index * 4 + buffer) the chunk held there or -1; grown on
+  // demand. Flat tables: a hash map here was a tenth of a 1024-rank lowering.
+  std::vector<std::vector<int>> holder_;
+  std::vector<OrderKey> last_read_;               // (rank, chunk) -> last read key
+  std::vector<char> read_;                        // (rank, chunk) -> last_read_ is set
+  std::vector<Slot> first_post_;                  // (rank, chunk) -> its first post slot
+  std::vector<std::vector<char>> post_location_;  // per rank, per slot code: a post slot
   std::vector<int> scratch_;
 };
 

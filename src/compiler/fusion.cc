@@ -55,7 +55,8 @@ size_t slot_codes(const Lowered& l, const std::vector<int>& order) {
   int64_t end = 0;
   for (int i : order) {
     const Instruction& in = l.instructions[i];
-    if (reads_src(in.type)) end = std::max(end, slot_code({in.src.buffer, in.src.index + in.count}));
+    if (reads_src(in.type))
+      end = std::max(end, slot_code({in.src.buffer, in.src.index + in.count}));
     if (writes_dst(in.type))
       end = std::max(end, slot_code({in.dst.buffer, in.dst.index + in.count}));
   }
