@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <utility>
 
 #include "ccsynth/core/error.h"
@@ -44,13 +45,24 @@ class SlotNumbers {
   int size_ = 0;
 };
 
+// The dependencies of each instruction of one rank, one flat list: those of order[k] are
+// ids[start[k]] .. ids[start[k + 1] - 1].
+struct Dependencies {
+  std::vector<int> ids;
+  std::vector<int> start;
+  std::span<const int> of(size_t k) const {
+    return {ids.data() + start[k], static_cast<size_t>(start[k + 1] - start[k])};
+  }
+};
+
 // Dependencies of every instruction of one rank (instruction ids, at most one per other
-// threadblock: its latest), from read/write sets walked in the global order; deps[k] belongs to
-// order[k].
-std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vector<int>& order) {
+// threadblock: its latest), from read/write sets walked in the global order.
+Dependencies rank_dependencies(const Lowered& l, const std::vector<int>& order) {
   const SlotNumbers number(l, order);
   std::vector<SlotState> slots(number.size());
-  std::vector<std::vector<int>> deps(order.size());
+  Dependencies deps;
+  deps.start.reserve(order.size() + 1);
+  deps.start.push_back(0);
   std::vector<int> found;
   std::vector<std::pair<int, int>> latest;  // (tb, its latest instruction) of one instruction
   for (size_t k = 0; k < order.size(); ++k) {
@@ -99,7 +111,8 @@ std::vector<std::vector<int>> rank_dependencies(const Lowered& l, const std::vec
       }
     }
     std::sort(latest.begin(), latest.end());
-    for (const auto& [tb, d] : latest) deps[k].push_back(d);
+    for (const auto& [tb, d] : latest) deps.ids.push_back(d);
+    deps.start.push_back(static_cast<int>(deps.ids.size()));
   }
   return deps;
 }
@@ -148,7 +161,7 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
   for (const auto& tb : planned) {
     int next = 0;
     for (int i : tb.instructions) {
-      const int n = static_cast<int>(deps[local[i]].size());
+      const int n = static_cast<int>(deps.of(local[i]).size());
       next += std::max(n - 1, 0);
       position[local[i]] = next++;
     }
@@ -160,8 +173,13 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
     tb.send_peer = planned[t].send_peer;
     tb.recv_peer = planned[t].recv_peer;
     tb.channel = planned[t].channel;
+    if (!planned[t].instructions.empty()) {
+      const size_t steps = position[local[planned[t].instructions.back()]] + 1;
+      tb.steps.reserve(steps);
+      origins.back().reserve(steps);
+    }
     for (int i : planned[t].instructions) {
-      const std::vector<int>& ds = deps[local[i]];
+      const std::span<const int> ds = deps.of(local[i]);
       auto wait_on = [&](Step& s, int d) {
         s.dep_tb = l.instructions[d].threadblock;
         s.dep_step = position[local[d]];
