@@ -3,6 +3,7 @@
 // compiles it, verifies the program and simulates it against the nccl reference and the lower
 // bound; writes the MSCCL XML.
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -24,6 +25,9 @@ namespace ccsynth::cli {
 
 namespace {
 
+// --memory above this (1 EiB) is taken as this: the budget is a count of bytes in an int64.
+constexpr double kMaxMemoryGib = double(int64_t{1} << 30);
+
 /// Flags shared by all methods.
 struct SynthFlags {
   std::string method;
@@ -35,6 +39,7 @@ struct SynthFlags {
   double time_limit_s = 60;
   int instances = 1;
   int threads = 0;
+  double memory_gib = 4;
   std::string proto = "Simple";
   std::string dialect = "executor";
   std::string output;
@@ -74,6 +79,8 @@ plan::PlanRequest make_request(const SynthFlags& f, const CLI::App& command) {
   request.dialect = formats::parse_xml_dialect(f.dialect);
   request.variants.instances = {f.instances};
   request.threads = f.threads;
+  request.memory_budget_bytes = std::max<int64_t>(
+      1, static_cast<int64_t>(std::min(f.memory_gib, kMaxMemoryGib) * double(int64_t{1} << 30)));
   return request;
 }
 
@@ -242,6 +249,13 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
                   "when memory is short at thousands of ranks); the output does not depend on it")
       ->capture_default_str()
       ->check(kNonNegative);
+  cmd->add_option("--memory", f->memory_gib,
+                  "GiB the compilations and simulations run at once may hold together, estimated "
+                  "at 1 KB per op each; below two evaluations' worth (thousands of ranks at the "
+                  "default) they run one at a time and the nccl reference keeps only its times; "
+                  "the output does not depend on it")
+      ->capture_default_str()
+      ->check(kPositive);
   cmd->add_option("--proto", f->proto, "protocol: Simple, LL or LL128")->capture_default_str();
   cmd->add_option("--xml-dialect", f->dialect, "classic or executor")->capture_default_str();
   cmd->add_option("--output,-o", f->output,

@@ -32,15 +32,14 @@ constexpr double kPruned = std::numeric_limits<double>::infinity();
 constexpr double kBoundSlack = 1e-9;
 // Memory one more evaluation (lowering, compilation, simulation) adds at its peak per op of the
 // algorithm (a second one at once added 0.6-1.3 KB per op on the 32x32 mesh, torus3d:8x8x8 and
-// rfs:8x8x8; docs/compiler.md), and what concurrent evaluations may hold together: at
-// thousands of ranks they run one at a time.
+// rfs:8x8x8; docs/compiler.md). Within the default budget (kDefaultMemoryBudgetBytes), at
+// thousands of ranks evaluations run one at a time.
 constexpr double kBytesPerOpInFlight = 1000;
-constexpr double kConcurrentBytes = 4.0 * (int64_t{1} << 30);
 
-// How many evaluations of an algorithm of `ops` ops fit in memory at once (at least 1).
-size_t evaluations_in_memory(size_t ops) {
+// How many evaluations of an algorithm of `ops` ops fit in `budget_bytes` at once (at least 1).
+size_t evaluations_in_memory(size_t ops, int64_t budget_bytes) {
   const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
-  return static_cast<size_t>(std::max(1.0, kConcurrentBytes / per_job));
+  return static_cast<size_t>(std::max(1.0, static_cast<double>(budget_bytes) / per_job));
 }
 
 // The lower bound at every size (it depends on the collective, on the protocol's alpha and beta
@@ -149,7 +148,8 @@ class VariantRace {
  public:
   VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<Protocol> protocols,
               std::vector<std::vector<double>> bounds, size_t variant_count)
-      : hold_programs_(evaluations_in_memory(algorithm.ops.size()) > 1 || variant_count == 1),
+      : hold_programs_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 ||
+                       variant_count == 1),
         algorithm_(algorithm),
         o_(o),
         protocols_(std::move(protocols)),
@@ -575,11 +575,13 @@ std::vector<std::vector<size_t>> lowering_groups(
 
 }  // namespace
 
-bool one_evaluation_at_a_time(size_t ops) { return evaluations_in_memory(ops) == 1; }
+bool one_evaluation_at_a_time(size_t ops, int64_t memory_budget_bytes) {
+  return evaluations_in_memory(ops, memory_budget_bytes) == 1;
+}
 
-int concurrent_evaluations(int threads, size_t jobs, size_t ops) {
+int concurrent_evaluations(int threads, size_t jobs, size_t ops, int64_t memory_budget_bytes) {
   const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
-  const size_t fit = evaluations_in_memory(ops);
+  const size_t fit = evaluations_in_memory(ops, memory_budget_bytes);
   return static_cast<int>(std::max<size_t>(1, std::min({jobs, wanted, fit})));
 }
 
@@ -596,6 +598,9 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   }
   if (!o.time_to_beat.empty() && o.time_to_beat.size() != o.sizes.size()) {
     throw UserError("", "time_to_beat", "needs one time per size");
+  }
+  if (o.memory_budget_bytes <= 0) {
+    throw UserError("", "memory_budget_bytes", "must be > 0");
   }
   Evaluated checked;
   checked.options = base;
@@ -621,10 +626,11 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   const std::vector<std::vector<size_t>> groups = lowering_groups(variants, o);
   const int threads = o.sizes.empty() || o.compile
                           ? 1
-                          : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size());
+                          : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size(),
+                                                   o.memory_budget_bytes);
   // A group's variants often compile to the same program (fusion finds nothing to fuse, e.g.
   // trees' allgather): it is kept to compare with the next one where two programs fit in memory.
-  const bool twins_fit = evaluations_in_memory(algorithm.ops.size()) > 1;
+  const bool twins_fit = evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1;
   parallel_for(threads, groups.size(), [&](size_t g) {
     std::optional<compiler::Lowering> lowering;  // none with a test's compiler
     std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error

@@ -47,9 +47,12 @@ void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanReques
   evaluate.topology = &request.topology;
   evaluate.sizes = out.sizes;
   evaluate.threads = request.threads;
+  evaluate.memory_budget_bytes = request.memory_budget_bytes;
   const size_t jobs = request.compare_with_nccl ? 2 : 1;
-  const int threads = concurrent_evaluations(request.threads, jobs, algorithm.ops.size());
-  const bool reference_first = jobs == 2 && one_evaluation_at_a_time(algorithm.ops.size());
+  const int threads = concurrent_evaluations(request.threads, jobs, algorithm.ops.size(),
+                                             request.memory_budget_bytes);
+  const bool reference_first =
+      jobs == 2 && one_evaluation_at_a_time(algorithm.ops.size(), request.memory_budget_bytes);
   std::optional<Evaluated> nccl;
   std::exception_ptr nccl_error;  // rethrown only beside a correct program
   auto evaluate_reference = [&] {

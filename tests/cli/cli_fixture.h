@@ -25,6 +25,14 @@ using nlohmann::json;
 const std::string kCli = CCSYNTH_CLI;
 const std::string kSource = CCSYNTH_SOURCE_DIR;
 
+// The whole content of a file ("" when it cannot be read).
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 struct CliRun {
   int exit_code = -1;
   std::string out;  // stdout

@@ -259,6 +259,13 @@ TEST(Evaluate, ConcurrencyIsCappedByJobsAndMemory) {
   EXPECT_EQ(concurrent_evaluations(1, 4, 1000), 1);
   EXPECT_EQ(concurrent_evaluations(8, 8, 16'773'120), 1);  // mesh2d:64x64 allgather
   EXPECT_GE(concurrent_evaluations(0, 1, 10), 1);
+  // The budget is the caller's: a large one runs the 64x64 mesh's evaluations at once, a tiny
+  // one any algorithm's one at a time.
+  EXPECT_EQ(concurrent_evaluations(8, 8, 16'773'120, int64_t{1} << 40), 8);
+  EXPECT_EQ(concurrent_evaluations(8, 8, 1000, 1), 1);
+  EXPECT_TRUE(one_evaluation_at_a_time(1000, 1));
+  EXPECT_FALSE(one_evaluation_at_a_time(1000));
+  EXPECT_TRUE(one_evaluation_at_a_time(16'773'120));
 }
 
 TEST(Evaluate, WithoutATopologyOnlyVerifies) {
@@ -520,6 +527,36 @@ TEST(Planner, TheOutputDoesNotDependOnTheThreadCount) {
     EXPECT_EQ(many.nccl->results[i].time_us, one.nccl->results[i].time_us) << i;
     EXPECT_EQ(many.program->results[i].time_us, one.program->results[i].time_us) << i;
   }
+}
+
+// Where only one evaluation fits in memory (thousands of ranks at the default budget), the nccl
+// reference goes first and keeps its times but not its program, and the best program is not held
+// while the next variant compiles (it is compiled again at the end): the same XML and times.
+TEST(Planner, OneEvaluationAtATimeGivesTheSameOutputWithoutTheReferencesProgram) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("mesh2d:4x4");
+  request.method = "tacos";
+  request.sizes = {64 * 1024, kMiB};
+  request.threads = 2;
+  const PlanResult roomy = plan(request);
+  request.memory_budget_bytes = 1;
+  const PlanResult tight = plan(request);
+  ASSERT_TRUE(roomy.ok() && tight.ok());
+  ASSERT_TRUE(roomy.nccl && tight.nccl);
+  EXPECT_EQ(tight.xml(), roomy.xml());
+  ASSERT_EQ(tight.program->results.size(), roomy.program->results.size());
+  ASSERT_EQ(tight.nccl->results.size(), roomy.nccl->results.size());
+  for (size_t i = 0; i < roomy.program->results.size(); ++i) {
+    EXPECT_EQ(tight.program->results[i].time_us, roomy.program->results[i].time_us) << i;
+    EXPECT_EQ(tight.nccl->results[i].time_us, roomy.nccl->results[i].time_us) << i;
+  }
+  EXPECT_EQ(roomy.nccl->program.gpus.size(), 16u);
+  EXPECT_TRUE(tight.nccl->program.gpus.empty());
+  EXPECT_TRUE(tight.nccl->ok());
+  // Not held: the winner is compiled once more for its verification and the XML.
+  EXPECT_GT(tight.program->stages.compilations, roomy.program->stages.compilations);
+  request.memory_budget_bytes = 0;
+  EXPECT_THROW(plan(request), UserError);
 }
 
 TEST(Planner, ReportsAMethodThatFindsNothing) {

@@ -57,6 +57,10 @@ struct Evaluated {
   bool ok() const { return algorithm_report.ok() && compiled && program_report.ok(); }
 };
 
+/// Memory that concurrent evaluations may hold together by default (EvaluateOptions::
+/// memory_budget_bytes): 4 GiB.
+inline constexpr int64_t kDefaultMemoryBudgetBytes = int64_t{4} << 30;
+
 /// Where and how an evaluation checks and times its programs.
 struct EvaluateOptions {
   /// Checks that every op uses a link of this topology and simulates on it; nullptr checks
@@ -79,6 +83,11 @@ struct EvaluateOptions {
   /// (concurrent_evaluations); one at a time without sizes or with `compile` set. The result
   /// does not depend on it.
   int threads = 0;
+  /// Memory the evaluations may hold together, estimated at 1,000 bytes per op of the
+  /// algorithm each: it caps the lowerings run at once, and where a second program would not
+  /// fit the best one is not held while the next variant compiles (it is compiled again at the
+  /// end) and variants are not compared for twins. The result does not depend on it.
+  int64_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
 
 /// The sizes among `sizes` at which a program of `collective` in `protocol` can still beat
@@ -94,12 +103,13 @@ std::vector<int64_t> sizes_protocol_can_win(const Collective& collective, bool r
 
 /// How many of `jobs` evaluations (lowering, compilation, simulation) of an algorithm of `ops`
 /// ops run at once: `threads` (0 = the hardware threads), fewer when that many would hold more
-/// than a few GiB together (at thousands of ranks, one).
-int concurrent_evaluations(int threads, size_t jobs, size_t ops);
+/// than `memory_budget_bytes` together (by default, at thousands of ranks, one).
+int concurrent_evaluations(int threads, size_t jobs, size_t ops,
+                           int64_t memory_budget_bytes = kDefaultMemoryBudgetBytes);
 
-/// Whether only one evaluation of an algorithm of `ops` ops fits in memory at a time (thousands
-/// of ranks), whatever the threads.
-bool one_evaluation_at_a_time(size_t ops);
+/// Whether only one evaluation of an algorithm of `ops` ops fits in `memory_budget_bytes` at a
+/// time (by default, at thousands of ranks), whatever the threads.
+bool one_evaluation_at_a_time(size_t ops, int64_t memory_budget_bytes = kDefaultMemoryBudgetBytes);
 
 /// The compilations tried. Start-time order (CompileOptions::schedule_order) is only tried for
 /// timed algorithms (TACCL, TACOS) unless it is the only order asked for.

@@ -46,6 +46,9 @@ struct PlanRequest {
   /// Evaluations run at once (the algorithm's lowerings, the nccl reference; 0 = the hardware
   /// threads, capped by memory: plan::concurrent_evaluations). The result does not depend on it.
   int threads = 0;
+  /// Memory the evaluations may hold together (EvaluateOptions::memory_budget_bytes); where only
+  /// one fits, the nccl reference is evaluated first and keeps its results, not its program.
+  int64_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
 
 /// What plan() found.
