@@ -507,49 +507,48 @@ TEST(Planner, SynthesizesVerifiesSimulatesAndComparesWithNccl) {
   EXPECT_LT(r.program->results[0].time_us, r.nccl->results[0].time_us);
 }
 
-// The algorithm's lowerings and the nccl reference run at once: same XML and same results.
-TEST(Planner, TheOutputDoesNotDependOnTheThreadCount) {
+// TACOS on a 4x4 mesh at two sizes, compared with nccl.
+PlanRequest mesh_request() {
   PlanRequest request;
   request.topology = topologies::make_builtin("mesh2d:4x4");
   request.method = "tacos";
   request.sizes = {64 * 1024, kMiB};
+  return request;
+}
+
+// Two plans wrote the same XML and have the same times, the nccl reference's included.
+void expect_same_output(const PlanResult& a, const PlanResult& b) {
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(a.nccl && b.nccl);
+  EXPECT_EQ(b.xml(), a.xml());
+  ASSERT_EQ(b.program->results.size(), a.program->results.size());
+  ASSERT_EQ(b.nccl->results.size(), a.nccl->results.size());
+  for (size_t i = 0; i < a.program->results.size(); ++i) {
+    EXPECT_EQ(b.program->results[i].time_us, a.program->results[i].time_us) << i;
+    EXPECT_EQ(b.nccl->results[i].time_us, a.nccl->results[i].time_us) << i;
+  }
+}
+
+// The algorithm's lowerings and the nccl reference run at once: same XML and same results.
+TEST(Planner, TheOutputDoesNotDependOnTheThreadCount) {
+  PlanRequest request = mesh_request();
   request.threads = 1;
   const PlanResult one = plan(request);
-  ASSERT_TRUE(one.ok());
-  ASSERT_TRUE(one.nccl);
   request.threads = 3;
-  const PlanResult many = plan(request);
-  ASSERT_TRUE(many.ok());
-  EXPECT_EQ(many.xml(), one.xml());
-  ASSERT_TRUE(many.nccl);
-  ASSERT_EQ(many.nccl->results.size(), one.nccl->results.size());
-  for (size_t i = 0; i < one.nccl->results.size(); ++i) {
-    EXPECT_EQ(many.nccl->results[i].time_us, one.nccl->results[i].time_us) << i;
-    EXPECT_EQ(many.program->results[i].time_us, one.program->results[i].time_us) << i;
-  }
+  expect_same_output(one, plan(request));
 }
 
 // Where only one evaluation fits in memory (thousands of ranks at the default budget), the nccl
 // reference goes first and keeps its times but not its program, and the best program is not held
 // while the next variant compiles (it is compiled again at the end): the same XML and times.
 TEST(Planner, OneEvaluationAtATimeGivesTheSameOutputWithoutTheReferencesProgram) {
-  PlanRequest request;
-  request.topology = topologies::make_builtin("mesh2d:4x4");
-  request.method = "tacos";
-  request.sizes = {64 * 1024, kMiB};
+  PlanRequest request = mesh_request();
   request.threads = 2;
   const PlanResult roomy = plan(request);
   request.memory_budget_bytes = 1;
   const PlanResult tight = plan(request);
-  ASSERT_TRUE(roomy.ok() && tight.ok());
+  expect_same_output(roomy, tight);
   ASSERT_TRUE(roomy.nccl && tight.nccl);
-  EXPECT_EQ(tight.xml(), roomy.xml());
-  ASSERT_EQ(tight.program->results.size(), roomy.program->results.size());
-  ASSERT_EQ(tight.nccl->results.size(), roomy.nccl->results.size());
-  for (size_t i = 0; i < roomy.program->results.size(); ++i) {
-    EXPECT_EQ(tight.program->results[i].time_us, roomy.program->results[i].time_us) << i;
-    EXPECT_EQ(tight.nccl->results[i].time_us, roomy.nccl->results[i].time_us) << i;
-  }
   EXPECT_EQ(roomy.nccl->program.gpus.size(), 16u);
   EXPECT_TRUE(tight.nccl->program.gpus.empty());
   EXPECT_TRUE(tight.nccl->ok());
