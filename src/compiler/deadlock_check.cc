@@ -17,7 +17,11 @@ int64_t connection_key(int sender, int receiver, int channel) {
          static_cast<int64_t>(channel);
 }
 
+// A threadblock's progress, with its steps at hand (one load less per step than through the
+// Threadblock: the run is bound by cache misses at 1024 ranks).
 struct TbState {
+  const Step* steps = nullptr;
+  int num_steps = 0;
   int step = 0;
   int piece = 0;
   bool queued = false;
@@ -62,6 +66,10 @@ class FifoRun {
       }
     }
     state_.resize(tbs_.size());
+    for (size_t g = 0; g < tbs_.size(); ++g) {
+      state_[g].steps = tbs_[g]->steps.data();
+      state_[g].num_steps = static_cast<int>(tbs_[g]->steps.size());
+    }
     dep_waiting_.resize(tbs_.size());
   }
 
@@ -99,11 +107,10 @@ class FifoRun {
 
   // Runs the threadblock until it blocks or finishes.
   void advance(int g) {
-    const Threadblock& tb = *tbs_[g];
     const int first = first_tb_[rank_[g]];
     TbState& s = state_[g];
-    while (s.step < static_cast<int>(tb.steps.size())) {
-      const Step& step = tb.steps[s.step];
+    while (s.step < s.num_steps) {
+      const Step& step = s.steps[s.step];
       if (s.piece == 0 && step.dep_tb >= 0 && state_[first + step.dep_tb].step <= step.dep_step) {
         dep_waiting_[first + step.dep_tb].push_back(g);
         return;
