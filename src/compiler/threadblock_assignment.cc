@@ -49,27 +49,47 @@ void add_hint(std::map<Connection, Hint>& hints, int rank, bool send, const Conn
                       std::to_string(it->second.tb) + "; a connection lives in one threadblock");
 }
 
+// The distinct connections among `all`, as a set.
+std::set<Connection> distinct(std::vector<Connection> all) {
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return {all.begin(), all.end()};
+}
+
 // The connections, hints and fusable pairs of one rank (`candidates`: the rank's).
 RankConnections collect(const Lowered& l, int rank, const RankIndex& index,
                         const std::vector<FusionCandidate>& candidates) {
   RankConnections rc;
+  // Thousands of transfers per rank over a few dozen connections: gathered in vectors and
+  // counted after one sort each (tree inserts per transfer were most of this pass).
+  std::vector<Connection> sends, recvs;
   for (const int t : index.transfers[rank]) {
     const Transfer& tr = l.transfers[t];
     if (tr.src_rank == rank) {
-      rc.sends.insert({tr.dst_rank, tr.channel});
+      sends.push_back({tr.dst_rank, tr.channel});
       add_hint(rc.send_hints, rank, true, {tr.dst_rank, tr.channel}, tr.send_tb, tr.op);
     }
     if (tr.dst_rank == rank) {
-      rc.recvs.insert({tr.src_rank, tr.channel});
+      recvs.push_back({tr.src_rank, tr.channel});
       add_hint(rc.recv_hints, rank, false, {tr.src_rank, tr.channel}, tr.recv_tb, tr.op);
     }
   }
+  rc.sends = distinct(std::move(sends));
+  rc.recvs = distinct(std::move(recvs));
   rc.local = index.has_local[rank] != 0;
+  std::vector<std::pair<Connection, Connection>> pairs;
   for (const FusionCandidate& c : candidates) {
     const Transfer& in = l.transfers[l.instructions[c.receive].recv_transfer];
     const Transfer& out = l.transfers[l.instructions[c.send].send_transfer];
     if (in.channel != out.channel) continue;  // a threadblock has one channel
-    ++rc.fusable[{{in.src_rank, in.channel}, {out.dst_rank, out.channel}}];
+    pairs.push_back({{in.src_rank, in.channel}, {out.dst_rank, out.channel}});
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (size_t i = 0; i < pairs.size();) {
+    size_t end = i;
+    while (end < pairs.size() && pairs[end] == pairs[i]) ++end;
+    rc.fusable.emplace_hint(rc.fusable.end(), pairs[i], static_cast<int>(end - i));
+    i = end;
   }
   return rc;
 }
