@@ -12,9 +12,39 @@ namespace ccsynth::compiler {
 
 namespace {
 
+// A slot's last writer and its readers since then: a list through ReaderList's entries (one
+// pool per rank instead of a vector per slot).
 struct SlotState {
   int last_writer = -1;
-  std::vector<int> readers;  // since the last write
+  int first_reader = -1;  // entry in the pool, or -1
+  int last_reader = -1;
+};
+
+// The readers of every slot of a rank, as linked lists in one pool, in the order they read.
+class ReaderList {
+ public:
+  void add(SlotState& s, int instruction) {
+    const int at = static_cast<int>(entries_.size());
+    entries_.push_back({instruction, -1});
+    if (s.last_reader >= 0) {
+      entries_[s.last_reader].next = at;
+    } else {
+      s.first_reader = at;
+    }
+    s.last_reader = at;
+  }
+  template <typename F>
+  void for_each(const SlotState& s, F&& f) const {
+    for (int at = s.first_reader; at >= 0; at = entries_[at].next) f(entries_[at].instruction);
+  }
+  static void clear(SlotState& s) { s.first_reader = s.last_reader = -1; }
+
+ private:
+  struct Entry {
+    int instruction;
+    int next;
+  };
+  std::vector<Entry> entries_;
 };
 
 // Dense numbers for the buffer slots that a rank's instructions touch: the buffers one after
@@ -60,6 +90,7 @@ struct Dependencies {
 Dependencies rank_dependencies(const Lowered& l, const std::vector<int>& order) {
   const SlotNumbers number(l, order);
   std::vector<SlotState> slots(number.size());
+  ReaderList readers;
   Dependencies deps;
   deps.start.reserve(order.size() + 1);
   deps.start.push_back(0);
@@ -86,15 +117,15 @@ Dependencies rank_dependencies(const Lowered& l, const std::vector<int>& order) 
     }
     if (writes) {
       each(in.dst, [&](SlotState& s) {
-        if (s.last_writer >= 0) found.push_back(s.last_writer);  // write after write
-        for (int r : s.readers) found.push_back(r);              // write after read
+        if (s.last_writer >= 0) found.push_back(s.last_writer);   // write after write
+        readers.for_each(s, [&](int r) { found.push_back(r); });  // write after read
       });
     }
-    if (reads) each(in.src, [&](SlotState& s) { s.readers.push_back(i); });
+    if (reads) each(in.src, [&](SlotState& s) { readers.add(s, i); });
     if (writes) {
       each(in.dst, [&](SlotState& s) {
         s.last_writer = i;
-        s.readers.clear();
+        ReaderList::clear(s);
       });
     }
     // Keep the latest instruction of every other threadblock, in threadblock order.
