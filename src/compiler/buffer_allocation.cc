@@ -1,17 +1,13 @@
 #include "compiler/buffer_allocation.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 
 namespace ccsynth::compiler {
 
 namespace {
-// Dense code of a buffer slot for hashing: buffer in the low 2 bits.
-int64_t ref_code(BufferRef ref) {
-  return static_cast<int64_t>(ref.index) * 4 + static_cast<int64_t>(ref.buffer);
-}
-
 constexpr BufferRef kNowhere{Buffer::kInput, -1};  // an absent location
 bool is_nowhere(BufferRef ref) { return ref.index < 0; }
 }  // namespace
@@ -21,18 +17,18 @@ int64_t BufferAllocator::key_of(int rank, int chunk, int num_chunks) {
 }
 
 int64_t BufferAllocator::slot_key(int rank, BufferRef ref) const {
-  return ref_code(ref) * collective_.num_ranks + rank;
+  return slot_code(ref) * collective_.num_ranks + rank;
 }
 
 int BufferAllocator::holder(int rank, BufferRef ref) const {
   const std::vector<int>& held = holder_[rank];
-  const auto code = static_cast<size_t>(ref_code(ref));
+  const auto code = static_cast<size_t>(slot_code(ref));
   return code < held.size() ? held[code] : -1;
 }
 
 void BufferAllocator::set_holder(int rank, BufferRef ref, int chunk) {
   std::vector<int>& held = holder_[rank];
-  const auto code = static_cast<size_t>(ref_code(ref));
+  const auto code = static_cast<size_t>(slot_code(ref));
   if (code >= held.size()) {
     if (chunk < 0) return;
     held.resize(std::max(code + 1, held.size() * 2), -1);
@@ -67,7 +63,7 @@ BufferAllocator::BufferAllocator(const Algorithm& algorithm, bool inplace)
       Slot& first = first_post_[key_of(s.rank, k, K)];
       if (first.rank < 0) first = s;
       std::vector<char>& posts = post_location_[s.rank];
-      const auto code = static_cast<size_t>(ref_code(output_location(c, s, inplace_)));
+      const auto code = static_cast<size_t>(slot_code(output_location(c, s, inplace_)));
       if (code >= posts.size()) posts.resize(std::max(code + 1, posts.size() * 2), 0);
       posts[code] = 1;
     }
@@ -99,7 +95,7 @@ std::optional<BufferRef> BufferAllocator::location(int rank, int chunk) const {
 
 bool BufferAllocator::is_post_location(int rank, BufferRef ref) const {
   const std::vector<char>& posts = post_location_[rank];
-  const auto code = static_cast<size_t>(ref_code(ref));
+  const auto code = static_cast<size_t>(slot_code(ref));
   return code < posts.size() && posts[code];
 }
 

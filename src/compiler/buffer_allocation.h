@@ -7,7 +7,6 @@
 // final copy moves it home at the end.
 
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "ccsynth/core/algorithm.h"

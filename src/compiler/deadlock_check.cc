@@ -48,9 +48,8 @@ class FifoRun {
     std::vector<BlockedStep> blocked;
     for (int g = 0; g < static_cast<int>(tbs_.size()); ++g) {
       const TbState& s = state_[g];
-      const Threadblock& tb = *tbs_[g];
-      if (s.step >= static_cast<int>(tb.steps.size())) continue;
-      const bool on_send = sends(tb.steps[s.step].type) && queue_[send_conn_[g]] >= slots_;
+      if (s.step >= s.num_steps) continue;
+      const bool on_send = sends(s.steps[s.step].type) && queue_[send_conn_[g]] >= slots_;
       blocked.push_back({rank_[g], g - first_tb_[rank_[g]], s.step, on_send});
     }
     return blocked;

@@ -9,11 +9,6 @@ namespace ccsynth::compiler {
 
 namespace {
 
-// A buffer slot of one rank as one number (dense per rank: a table index).
-int64_t slot_code(BufferRef ref) {
-  return static_cast<int64_t>(ref.index) * 4 + static_cast<int>(ref.buffer);
-}
-
 // Per rank, the slot codes of its post slots' output locations, sorted: values there are never
 // "unused".
 std::vector<std::vector<int64_t>> post_locations(const Lowered& l) {
@@ -63,8 +58,9 @@ size_t slot_codes(const Lowered& l, const std::vector<int>& order) {
   return static_cast<size_t>(end);
 }
 
-// Counts, for the receive that last wrote each slot `in` reads, one more reader; returns the
-// receive's use when `in` is a send reading exactly one receive's whole range.
+// Counts, for the receive that last wrote each slot instruction `i` reads, one more reader;
+// when `i` is a send reading exactly one receive's whole range, records it as that receive's
+// send.
 void count_reads(const Lowered& l, int i, ScanTables& t) {
   const Instruction& in = l.instructions[i];
   t.seen.clear();

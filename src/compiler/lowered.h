@@ -4,6 +4,7 @@
 // a global order key; every remote op becomes a Transfer linking a sending and a receiving
 // instruction. Passes rewrite this list; dependency insertion turns it into a Program.
 
+#include <cstdint>
 #include <tuple>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct OrderKey {
 
   auto operator<=>(const OrderKey&) const = default;
 };
+
+/// A buffer slot of one rank as one number, dense per rank (a table index): the index times
+/// four, the buffer in the low two bits.
+inline int64_t slot_code(BufferRef ref) {
+  return static_cast<int64_t>(ref.index) * 4 + static_cast<int64_t>(ref.buffer);
+}
 
 /// One instruction on one rank (an MSCCL-IR step before threadblock assignment).
 struct Instruction {

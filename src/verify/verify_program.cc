@@ -197,9 +197,10 @@ class Simulator {
       for (int k = 0; k < st.num_steps; ++k) {
         const Step& s = st.steps[k];
         if (s.dep_tb < 0) continue;
-        const int publisher = publisher_of(tbs_[global(st.rank, s.dep_tb)], s.dep_step);
+        const TbState& target = tbs_[global(st.rank, s.dep_tb)];
+        const int publisher = publisher_of(target, s.dep_step);
         if (publisher < 0) continue;
-        int& slot = snapshot_of_[tbs_[global(st.rank, s.dep_tb)].first_step + publisher];
+        int& slot = snapshot_of_[target.first_step + publisher];
         if (slot < 0) slot = count++;
       }
     }
@@ -423,8 +424,8 @@ class Simulator {
     const SymbolicValue v = values_[c];
     if (v.empty()) {
       sink_.add(ViolationKind::kUninitializedRead, st.rank, st.local, st.pc,
-                detail::quoted(tb_of(global(st.rank, st.local)).steps[st.pc].type) + " reads " +
-                    cell_name(b, index) + ", which holds no value yet");
+                detail::quoted(st.steps[st.pc].type) + " reads " + cell_name(b, index) +
+                    ", which holds no value yet");
     }
     return v;
   }
@@ -453,7 +454,7 @@ class Simulator {
     bool all_done = true;
     for (size_t g = 0; g < tbs_.size(); ++g) {
       const TbState& st = tbs_[g];
-      if (st.pc >= static_cast<int>(tb_of(static_cast<int>(g)).steps.size())) continue;
+      if (st.pc >= st.num_steps) continue;
       all_done = false;
       if (!sink_.wants(ViolationKind::kDeadlock)) {
         sink_.add(ViolationKind::kDeadlock, st.rank, st.local, st.pc, "");
@@ -468,7 +469,7 @@ class Simulator {
   std::string where(int g) const {
     const TbState& st = tbs_[g];
     const std::string who = "rank " + std::to_string(st.rank) + " tb " + std::to_string(st.local);
-    if (st.pc >= static_cast<int>(tb_of(g).steps.size())) return who + " (finished)";
+    if (st.pc >= st.num_steps) return who + " (finished)";
     return who + " (stuck at step " + std::to_string(st.pc) + ")";
   }
 
