@@ -240,53 +240,57 @@ std::string step_field(int rank, int tb, int step) {
   return tb_field(rank, tb) + "/step[" + std::to_string(step) + "]";
 }
 
-// Throws unless chunks [offset, offset + count) lie inside `buffer` of `gpu`.
+// Throws unless chunks [offset, offset + count) lie inside `buffer` of `gpu` (the check of step
+// `step` of threadblock `tb`).
 void check_chunk_range(const GpuProgram& gpu, Buffer buffer, int offset, int count,
-                       const std::string& file, const std::string& field, const char* which) {
+                       const std::string& file, int rank, int tb, int step, const char* which) {
   const int64_t size = gpu.buffer_chunks(buffer);
   const int64_t end = int64_t{offset} + count;
   if (offset < 0 || end > size) {
-    throw UserError(file, field,
+    throw UserError(file, step_field(rank, tb, step),
                     std::string(which) + " chunks [" + std::to_string(offset) + ", " +
                         std::to_string(end) + ") of buffer '" + to_char(buffer) +
                         "' are outside its " + std::to_string(size) + " chunks");
   }
 }
 
+// The field names and messages are built only when a check fails: this runs over every step of
+// every program simulated, verified or run (millions at a thousand ranks).
 void check_steps(const GpuProgram& gpu, int t, const std::string& file) {
   const Threadblock& tb = gpu.threadblocks[t];
   for (int s = 0; s < static_cast<int>(tb.steps.size()); ++s) {
     const Step& step = tb.steps[s];
-    const std::string field = step_field(gpu.rank, t, s);
-    const std::string type = "step '" + to_string(step.type) + "'";
+    auto fail = [&](const std::string& reason) {
+      throw UserError(file, step_field(gpu.rank, t, s), reason);
+    };
+    auto type = [&] { return "step '" + to_string(step.type) + "'"; };
     if (step.type != StepType::kNop && step.count < 1) {
-      throw UserError(file, field, "cnt must be at least 1, got " + std::to_string(step.count));
+      fail("cnt must be at least 1, got " + std::to_string(step.count));
     }
     if (sends(step.type) && tb.send_peer < 0) {
-      throw UserError(file, field, type + " sends but the threadblock has no send peer");
+      fail(type() + " sends but the threadblock has no send peer");
     }
     if (receives(step.type) && tb.recv_peer < 0) {
-      throw UserError(file, field, type + " receives but the threadblock has no receive peer");
+      fail(type() + " receives but the threadblock has no receive peer");
     }
     if (reads_src(step.type)) {
-      check_chunk_range(gpu, step.src_buffer, step.src_offset, step.count, file, field, "source");
+      check_chunk_range(gpu, step.src_buffer, step.src_offset, step.count, file, gpu.rank, t, s,
+                        "source");
     }
     if (writes_dst(step.type)) {
-      check_chunk_range(gpu, step.dst_buffer, step.dst_offset, step.count, file, field,
+      check_chunk_range(gpu, step.dst_buffer, step.dst_offset, step.count, file, gpu.rank, t, s,
                         "destination");
     }
     if (step.dep_tb == -1 && step.dep_step == -1) continue;
     const int n = static_cast<int>(gpu.threadblocks.size());
     if (step.dep_tb < 0 || step.dep_tb >= n) {
-      throw UserError(file, field,
-                      "depid " + std::to_string(step.dep_tb) + " is not a threadblock of rank " +
-                          std::to_string(gpu.rank));
+      fail("depid " + std::to_string(step.dep_tb) + " is not a threadblock of rank " +
+           std::to_string(gpu.rank));
     }
     const int m = static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size());
     if (step.dep_step < 0 || step.dep_step >= m) {
-      throw UserError(file, field,
-                      "deps " + std::to_string(step.dep_step) + " is not a step of tb " +
-                          std::to_string(step.dep_tb) + " (" + std::to_string(m) + " steps)");
+      fail("deps " + std::to_string(step.dep_step) + " is not a step of tb " +
+           std::to_string(step.dep_tb) + " (" + std::to_string(m) + " steps)");
     }
   }
 }
@@ -316,32 +320,29 @@ void validate_structure(const Program& program, const std::string& file) {
     }
     for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
       const Threadblock& tb = gpu.threadblocks[t];
-      const std::string field = tb_field(r, t);
-      if (tb.id != t) throw UserError(file, field, "threadblock ids must be 0, 1, ... in order");
+      auto fail = [&](const std::string& reason) { throw UserError(file, tb_field(r, t), reason); };
+      if (tb.id != t) fail("threadblock ids must be 0, 1, ... in order");
       for (const int peer : {tb.send_peer, tb.recv_peer}) {
         if (peer < -1 || peer >= num_ranks || peer == r) {
-          throw UserError(file, field,
-                          "peer " + std::to_string(peer) + " is not another rank of 0.." +
-                              std::to_string(num_ranks - 1));
+          fail("peer " + std::to_string(peer) + " is not another rank of 0.." +
+               std::to_string(num_ranks - 1));
         }
       }
-      if (tb.channel < 0) throw UserError(file, field, "negative channel");
-      const std::string on = " on channel " + std::to_string(tb.channel);
+      if (tb.channel < 0) fail("negative channel");
+      auto on = [&] { return " on channel " + std::to_string(tb.channel); };
       if (tb.send_peer >= 0) {
         int& sender = connections[{r, tb.send_peer, tb.channel}].sender_tb;
         if (sender >= 0) {
-          throw UserError(file, field,
-                          "two threadblocks send to rank " + std::to_string(tb.send_peer) + on +
-                              " (tb " + std::to_string(sender) + " too)");
+          fail("two threadblocks send to rank " + std::to_string(tb.send_peer) + on() + " (tb " +
+               std::to_string(sender) + " too)");
         }
         sender = t;
       }
       if (tb.recv_peer >= 0) {
         int& receiver = connections[{tb.recv_peer, r, tb.channel}].receiver_tb;
         if (receiver >= 0) {
-          throw UserError(file, field,
-                          "two threadblocks receive from rank " + std::to_string(tb.recv_peer) +
-                              on + " (tb " + std::to_string(receiver) + " too)");
+          fail("two threadblocks receive from rank " + std::to_string(tb.recv_peer) + on() +
+               " (tb " + std::to_string(receiver) + " too)");
         }
         receiver = t;
       }
