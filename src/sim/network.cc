@@ -175,7 +175,7 @@ std::vector<Connection> Network::shortest_path(int src, int dst) const {
   return path;
 }
 
-bool Network::acquire(int route, double now, std::vector<int>* held, int* blocked_group) {
+bool Network::acquire(int route, double now, int* blocked_group) {
   const std::vector<int>& groups = routes_[route].groups;
   for (int group : groups) {
     if (group_active_[group] >= group_capacity_[group]) {
@@ -185,14 +185,12 @@ bool Network::acquire(int route, double now, std::vector<int>* held, int* blocke
   }
   for (int group : groups) {
     if (group_active_[group]++ == 0) group_since_[group] = now;
-    held->push_back(group);
   }
   return true;
 }
 
-void Network::release(std::vector<int>* held, double transfer_us, double now,
-                      std::vector<int>* freed_groups) {
-  for (int group : *held) {
+void Network::release(int route, double transfer_us, double now, std::vector<int>* freed_groups) {
+  for (int group : routes_[route].groups) {
     if (!group_shared_[group]) {
       group_busy_[group] += transfer_us;
     }
@@ -201,7 +199,6 @@ void Network::release(std::vector<int>* held, double transfer_us, double now,
     }
     freed_groups->push_back(group);
   }
-  held->clear();
 }
 
 int Network::pop_waiter(int group) {

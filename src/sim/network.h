@@ -47,13 +47,12 @@ class Network {
   int route(int src, int dst);
   const std::vector<Route>& routes() const { return routes_; }
 
-  /// Takes room in every group on `route` at time `now` and appends the groups to `held`;
-  /// returns false (taking nothing) when some group is full, with that group in `blocked_group`.
-  bool acquire(int route, double now, std::vector<int>* held, int* blocked_group);
-  /// Frees the groups in `held` at time `now` after a transfer that took `transfer_us`, clears
-  /// `held` and appends the groups to `freed_groups`.
-  void release(std::vector<int>* held, double transfer_us, double now,
-               std::vector<int>* freed_groups);
+  /// Takes room in every group on `route` at time `now`; returns false (taking nothing) when
+  /// some group is full, with that group in `blocked_group`.
+  bool acquire(int route, double now, int* blocked_group);
+  /// Frees the groups of `route`, which a transfer that took `transfer_us` held, at time `now`
+  /// and appends them to `freed_groups`.
+  void release(int route, double transfer_us, double now, std::vector<int>* freed_groups);
   /// Queues threadblock `tb` at `group`.
   void enqueue(int group, int tb) { queues_[group].push_back(tb); }
   /// Next threadblock waiting at `group` while the group has room, or -1.

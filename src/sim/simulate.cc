@@ -87,49 +87,62 @@ double memory_factor(StepType type) {
   return 0.0;
 }
 
-// One step of a threadblock, flattened for the hot loop.
+// One step of a threadblock, flattened for the hot loop (16 bytes: the steps of the threadblocks
+// running at once are much of what the event loop reads, docs/simulator.md "Performance").
 struct SimStep {
   uint8_t flags = 0;
-  StepType type = StepType::kNop;
+  uint8_t type = static_cast<uint8_t>(StepType::kNop);
   int count = 0;
   int dep_tb = -1;  // global threadblock index or -1
   int dep_step = -1;
-  double memory_factor = 0.0;
+
+  StepType step_type() const { return static_cast<StepType>(type); }
 };
 
-// One threadblock's execution state. progress counts finished step instances (slice-major:
-// instance p is step p % num_steps of slice p / num_steps, MSCCLang fig. 5).
-struct TbState {
-  int rank = 0;
-  int local_id = 0;
-  int first_step = 0;
+// Where a threadblock is: the event loop reads this for every step instance, of the running
+// threadblock and of those it wakes, so it is kept to 32 bytes, two per cache line. The next
+// step instance is step `step` of slice `slice` (slice-major, MSCCLang fig. 5); the threadblock
+// is done when `slice` reaches the simulation's slice count.
+struct alignas(32) TbState {
+  int first_step = 0;  // index of step 0 in steps_
   int num_steps = 0;
+  int step = 0;
+  int slice = 0;
   int send_conn = -1;
   int recv_conn = -1;
-  int64_t progress = 0;
-  int64_t total = 0;
-  int step = 0;       // progress % num_steps, kept to avoid divisions in the event loop
-  int64_t slice = 0;  // progress / num_steps
-  int64_t base = 0;   // id of instance 0 in the instance records
   bool busy = false;
   bool waiting_dep = false;
-  // A send waiting for lanes: when it became ready, when its local work ends, its cost (links
-  // only) or bytes (routes through switch ports).
+
+  // Finished step instances.
+  int64_t progress() const { return static_cast<int64_t>(slice) * num_steps + step; }
+};
+static_assert(sizeof(TbState) == 32);
+
+// A sending threadblock's transfer, read only at its sends.
+struct TbTransfer {
+  // A send waiting for lanes: when it became ready, when its local work ends, its bytes.
   double pending_begin = 0.0;
   double pending_memory_end = 0.0;
-  double pending_cost = 0.0;
   double pending_bytes = 0.0;
-  int64_t pending_pred = -1;
-  std::vector<int> held;  // groups held by the running transfer
-  // The running transfer through switch ports: start, critical-path predecessor, bytes left,
-  // current us per byte and when those were updated (its end event is in DataEndQueue).
+  // The running transfer: start, duration (once known), and through shared groups the bytes
+  // left, the current us per byte and when those were updated (its end event is in data_ends_).
   double transfer_start = 0.0;
   double transfer_us = 0.0;
-  int64_t transfer_pred = -1;
   double remaining = 0.0;
   double us_per_byte = 0.0;
   double updated = 0.0;
+  int64_t pending_pred = -1;  // critical-path predecessors
+  int64_t transfer_pred = -1;
+  int held_route = -1;  // the route whose groups the running transfer holds
   uint32_t stamp = 0;
+};
+
+// What only reports and errors read: the threadblock's rank and index there, and the id of its
+// instance 0 in the critical-path records.
+struct TbInfo {
+  int rank = 0;
+  int local_id = 0;
+  int64_t base = 0;
 };
 
 // A FIFO connection from a sending to a receiving threadblock (one (peer, channel) pair).
@@ -334,19 +347,21 @@ class Simulator {
           rank_tb_offset_[r] + static_cast<int>(program_.gpus[r].threadblocks.size());
     }
     tbs_.resize(rank_tb_offset_.back());
+    steps_.reserve(program_.total_steps());
+    transfers_.resize(tbs_.size());
+    info_.resize(tbs_.size());
     int64_t instances = 0;
     for (size_t r = 0; r < program_.gpus.size(); ++r) {
       const GpuProgram& gpu = program_.gpus[r];
       for (size_t i = 0; i < gpu.threadblocks.size(); ++i) {
         const Threadblock& tb = gpu.threadblocks[i];
-        TbState& state = tbs_[rank_tb_offset_[r] + i];
-        state.rank = static_cast<int>(r);
-        state.local_id = static_cast<int>(i);
+        const size_t t = rank_tb_offset_[r] + i;
+        TbState& state = tbs_[t];
+        info_[t] = TbInfo{static_cast<int>(r), static_cast<int>(i), instances};
         state.first_step = static_cast<int>(steps_.size());
         state.num_steps = static_cast<int>(tb.steps.size());
-        state.total = static_cast<int64_t>(state.num_steps) * slices_;
-        state.base = instances;
-        instances += state.total;
+        if (state.num_steps == 0) state.slice = slices_;  // nothing to run
+        instances += static_cast<int64_t>(state.num_steps) * slices_;
         for (size_t s = 0; s < tb.steps.size(); ++s) steps_.push_back(flatten(gpu, i, s));
       }
     }
@@ -368,18 +383,17 @@ class Simulator {
     const Threadblock& tb = gpu.threadblocks[tb_index];
     const Step& step = tb.steps[step_index];
     SimStep out;
-    out.type = step.type;
+    out.type = static_cast<uint8_t>(step.type);
     out.count = std::max(0, step.count);
     out.flags = static_cast<uint8_t>((sends(step.type) ? kSendFlag : 0) |
                                      (receives(step.type) ? kRecvFlag : 0));
-    out.memory_factor = memory_factor(step.type);
     if (step.dep_tb >= 0) {
-      const std::string field = "gpu[" + std::to_string(gpu.rank) + "].tb[" +
-                                std::to_string(tb_index) + "].step[" + std::to_string(step_index) +
-                                "]";
       if (step.dep_tb >= static_cast<int>(gpu.threadblocks.size()) || step.dep_step < 0 ||
           step.dep_step >= static_cast<int>(gpu.threadblocks[step.dep_tb].steps.size())) {
-        throw UserError(program_.name, field, "dependency on a step that does not exist");
+        throw UserError(program_.name,
+                        "gpu[" + std::to_string(gpu.rank) + "].tb[" + std::to_string(tb_index) +
+                            "].step[" + std::to_string(step_index) + "]",
+                        "dependency on a step that does not exist");
       }
       out.dep_tb = rank_tb_offset_[gpu.rank] + step.dep_tb;
       out.dep_step = step.dep_step;
@@ -395,16 +409,16 @@ class Simulator {
     };
     std::map<std::tuple<int, int, int>, Ends> pairs;  // (src rank, dst rank, channel); setup only
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) {
-      const TbState& state = tbs_[t];
-      const Threadblock& tb = program_.gpus[state.rank].threadblocks[state.local_id];
+      const TbInfo& info = info_[t];
+      const Threadblock& tb = program_.gpus[info.rank].threadblocks[info.local_id];
       if (tb.send_peer >= 0) {
-        Ends& ends = pairs[{state.rank, tb.send_peer, tb.channel}];
-        if (ends.sender >= 0) throw duplicate(state, "send", tb.send_peer);
+        Ends& ends = pairs[{info.rank, tb.send_peer, tb.channel}];
+        if (ends.sender >= 0) throw duplicate(info, "send", tb.send_peer);
         ends.sender = t;
       }
       if (tb.recv_peer >= 0) {
-        Ends& ends = pairs[{tb.recv_peer, state.rank, tb.channel}];
-        if (ends.receiver >= 0) throw duplicate(state, "recv", tb.recv_peer);
+        Ends& ends = pairs[{tb.recv_peer, info.rank, tb.channel}];
+        if (ends.receiver >= 0) throw duplicate(info, "recv", tb.recv_peer);
         ends.receiver = t;
       }
     }
@@ -418,13 +432,14 @@ class Simulator {
       tbs_[ends.receiver].recv_conn = static_cast<int>(conns_.size());
       conns_.push_back(conn);
     }
-    for (const TbState& state : tbs_) {
+    for (size_t t = 0; t < tbs_.size(); ++t) {
+      const TbState& state = tbs_[t];
       for (int s = 0; s < state.num_steps; ++s) {
         const SimStep& step = steps_[state.first_step + s];
         const bool bad_send = (step.flags & kSendFlag) && state.send_conn < 0;
         const bool bad_recv = (step.flags & kRecvFlag) && state.recv_conn < 0;
         if (bad_send || bad_recv) {
-          throw UserError(program_.name, field_of(state, s),
+          throw UserError(program_.name, field_of(info_[t], s),
                           std::string(bad_send ? "sends" : "receives") +
                               " but no threadblock on the peer rank has the matching " +
                               (bad_send ? "recv" : "send") + " peer and channel");
@@ -433,15 +448,15 @@ class Simulator {
     }
   }
 
-  UserError duplicate(const TbState& state, const char* what, int peer) const {
-    return UserError(program_.name, field_of(state, -1),
+  UserError duplicate(const TbInfo& info, const char* what, int peer) const {
+    return UserError(program_.name, field_of(info, -1),
                      std::string("a second threadblock ") + what + "s to/from rank " +
                          std::to_string(peer) + " on the same channel");
   }
 
-  std::string field_of(const TbState& state, int step) const {
+  std::string field_of(const TbInfo& info, int step) const {
     std::string out =
-        "gpu[" + std::to_string(state.rank) + "].tb[" + std::to_string(state.local_id) + "]";
+        "gpu[" + std::to_string(info.rank) + "].tb[" + std::to_string(info.local_id) + "]";
     if (step >= 0) out += ".step[" + std::to_string(step) + "]";
     return out;
   }
@@ -481,13 +496,13 @@ class Simulator {
   // ready; `pred` is the instance whose completion made this call (for the critical path).
   void try_advance(int tb, double now, int64_t pred) {
     TbState& state = tbs_[tb];
-    if (state.busy || state.progress >= state.total) return;
+    if (state.busy || state.slice >= slices_) return;
     const int64_t slice = state.slice;
     const SimStep& step = steps_[state.first_step + state.step];
     if (step.dep_tb >= 0) {
       const TbState& dep = tbs_[step.dep_tb];
       // Dependency flags are per slice (docs/formats.md sec. 5): wait for the same slice of the step.
-      if (dep.progress <= slice * dep.num_steps + step.dep_step) {
+      if (dep.progress() <= slice * dep.num_steps + step.dep_step) {
         if (!state.waiting_dep) {
           dep_waiters_[step.dep_tb].push_back(tb);
           state.waiting_dep = true;
@@ -509,20 +524,17 @@ class Simulator {
   void start(int tb, const SimStep& step, double now, int64_t pred) {
     TbState& state = tbs_[tb];
     const double bytes = step.count * slice_bytes_;
-    const double memory_end = now + step.memory_factor * bytes * memory_us_per_byte_;
+    const double memory_end = now + memory_factor(step.step_type()) * bytes * memory_us_per_byte_;
     state.busy = true;
     if (!(step.flags & kSendFlag)) {
       finish_at(tb, now, memory_end, pred);
       return;
     }
-    // alpha + beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
-    const Route& route = network_.routes()[conns_[state.send_conn].route];
-    state.pending_begin = now;
-    state.pending_memory_end = memory_end;
-    state.pending_cost =
-        route.alpha_us * cost_.alpha_factor + route.beta_us_per_byte * cost_.beta_factor * bytes;
-    state.pending_bytes = bytes;
-    state.pending_pred = pred;
+    TbTransfer& transfer = transfers_[tb];
+    transfer.pending_begin = now;
+    transfer.pending_memory_end = memory_end;
+    transfer.pending_bytes = bytes;
+    transfer.pending_pred = pred;
     try_transfer(tb, now, pred);
   }
 
@@ -530,27 +542,31 @@ class Simulator {
   // of a sending step (reduce, copy out of the FIFO) streams alongside the transfer, as NCCL's
   // primitives do, so the step ends when both are done.
   void try_transfer(int tb, double now, int64_t pred) {
-    TbState& state = tbs_[tb];
-    Conn& conn = conns_[state.send_conn];
+    Conn& conn = conns_[tbs_[tb].send_conn];
+    TbTransfer& transfer = transfers_[tb];
     int blocked = -1;
-    if (!network_.acquire(conn.route, now, &state.held, &blocked)) {
+    if (!network_.acquire(conn.route, now, &blocked)) {
       network_.enqueue(blocked, tb);
       return;
     }
+    transfer.held_route = conn.route;
     ++conn.sent;
-    const int64_t first_pred = now > state.pending_begin ? pred : state.pending_pred;
+    const int64_t first_pred = now > transfer.pending_begin ? pred : transfer.pending_pred;
     const Route& route = network_.routes()[conn.route];
-    state.transfer_start = now;
+    transfer.transfer_start = now;
     if (route.shared.empty()) {
-      // Links only: the transfer has its lanes to itself, so its end is known now.
-      state.transfer_us = state.pending_cost;
-      const double end = std::max(state.pending_memory_end, now + state.pending_cost);
-      finish_at(tb, state.pending_begin, end, first_pred);
+      // Links only: the transfer has its lanes to itself, so its end is known now: alpha +
+      // beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
+      const double cost = route.alpha_us * cost_.alpha_factor +
+                          route.beta_us_per_byte * cost_.beta_factor * transfer.pending_bytes;
+      transfer.transfer_us = cost;
+      const double end = std::max(transfer.pending_memory_end, now + cost);
+      finish_at(tb, transfer.pending_begin, end, first_pred);
       return;
     }
     // Through switch ports: alpha first (concurrently with the port's other transfers), then
     // the bytes at a share of the bandwidth that changes as transfers start and finish.
-    state.transfer_pred = first_pred;
+    transfer.transfer_pred = first_pred;
     events_.push(
         Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd});
   }
@@ -558,12 +574,12 @@ class Simulator {
   // The transfer of `tb` starts moving bytes: it joins the flows of its shared groups, and every
   // flow there gets its new share.
   void start_data(int tb) {
-    TbState& state = tbs_[tb];
-    const int route = conns_[state.send_conn].route;
-    state.remaining = state.pending_bytes;
-    state.updated = now_;
-    state.us_per_byte = 0.0;
-    if (!(state.remaining > 0.0) || network_.routes()[route].beta_us_per_byte <= 0.0) {
+    TbTransfer& transfer = transfers_[tb];
+    const int route = transfer.held_route;
+    transfer.remaining = transfer.pending_bytes;
+    transfer.updated = now_;
+    transfer.us_per_byte = 0.0;
+    if (!(transfer.remaining > 0.0) || network_.routes()[route].beta_us_per_byte <= 0.0) {
       end_transfer(tb);
       return;
     }
@@ -573,8 +589,7 @@ class Simulator {
 
   // The bytes of `tb` have all arrived: it leaves its flows, the others speed up.
   void end_data(int tb) {
-    TbState& state = tbs_[tb];
-    const int route = conns_[state.send_conn].route;
+    const int route = transfers_[tb].held_route;
     for (int group : network_.routes()[route].shared) {
       std::vector<int>& flows = network_.flows(group);
       const auto it = std::find(flows.begin(), flows.end(), tb);
@@ -588,10 +603,10 @@ class Simulator {
   }
 
   void end_transfer(int tb) {
-    TbState& state = tbs_[tb];
-    state.transfer_us = now_ - state.transfer_start;
-    finish_at(tb, state.pending_begin, std::max(state.pending_memory_end, now_),
-              state.transfer_pred);
+    TbTransfer& transfer = transfers_[tb];
+    transfer.transfer_us = now_ - transfer.transfer_start;
+    finish_at(tb, transfer.pending_begin, std::max(transfer.pending_memory_end, now_),
+              transfer.transfer_pred);
   }
 
   // Recomputes the share of every flow in the shared groups of `route` at now_: bytes moved so
@@ -600,38 +615,37 @@ class Simulator {
     ++stamp_;
     for (int group : network_.routes()[route].shared) {
       for (int f : network_.flows(group)) {
-        TbState& flow = tbs_[f];
+        TbTransfer& flow = transfers_[f];
         if (flow.stamp == stamp_) continue;
         flow.stamp = stamp_;
         if (flow.us_per_byte > 0.0) {
           flow.remaining = std::max(0.0, flow.remaining - (now_ - flow.updated) / flow.us_per_byte);
         }
         flow.updated = now_;
-        flow.us_per_byte = network_.us_per_byte(conns_[flow.send_conn].route) * cost_.beta_factor;
+        flow.us_per_byte = network_.us_per_byte(flow.held_route) * cost_.beta_factor;
         data_ends_.set(Event{now_ + flow.remaining * flow.us_per_byte, seq_++, f});
       }
     }
   }
 
   void finish_at(int tb, double begin, double end, int64_t pred) {
-    const TbState& state = tbs_[tb];
-    if (record_) records_[state.base + state.progress] = Record{begin, end, pred};
+    if (record_) records_[info_[tb].base + tbs_[tb].progress()] = Record{begin, end, pred};
     if (timeline_) [[unlikely]]
-      record_step(state, begin, end);
+      record_step(tb, begin, end);
     events_.push(Event{end, seq_++, tb});
   }
 
-  void record_step(const TbState& state, double begin, double end) {
-    timeline_->step(state.rank, state.local_id, state.step, state.slice,
-                    steps_[state.first_step + state.step].type, begin, end);
+  void record_step(int tb, double begin, double end) {
+    const TbState& state = tbs_[tb];
+    timeline_->step(info_[tb].rank, info_[tb].local_id, state.step, state.slice,
+                    steps_[state.first_step + state.step].step_type(), begin, end);
   }
 
   void complete(int tb) {
     TbState& state = tbs_[tb];
     const SimStep& step = steps_[state.first_step + state.step];
-    const int64_t id = state.base + state.progress;
+    const int64_t id = info_[tb].base + state.progress();
     state.busy = false;
-    ++state.progress;
     if (++state.step == state.num_steps) {
       state.step = 0;
       ++state.slice;
@@ -639,11 +653,14 @@ class Simulator {
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
+      TbTransfer& transfer = transfers_[tb];
       if (timeline_) [[unlikely]] {
-        timeline_->transfer(state.held, state.rank, state.local_id, state.transfer_start,
-                            state.transfer_start + state.transfer_us);
+        timeline_->transfer(network_.routes()[transfer.held_route].groups, info_[tb].rank,
+                            info_[tb].local_id, transfer.transfer_start,
+                            transfer.transfer_start + transfer.transfer_us);
       }
-      network_.release(&state.held, state.transfer_us, now_, &freed_groups_);
+      network_.release(transfer.held_route, transfer.transfer_us, now_, &freed_groups_);
+      transfer.held_route = -1;
       for (int group : freed_groups_) {
         for (int waiter = network_.pop_waiter(group); waiter >= 0;
              waiter = network_.pop_waiter(group)) {
@@ -674,13 +691,14 @@ class Simulator {
   void check_finished() const {
     std::string blocked;
     int count = 0;
-    for (const TbState& state : tbs_) {
-      if (state.progress >= state.total) continue;
+    for (size_t t = 0; t < tbs_.size(); ++t) {
+      const TbState& state = tbs_[t];
+      if (state.slice >= slices_) continue;
       if (count++ < 4) {
-        const int s = static_cast<int>(state.progress % state.num_steps);
         if (!blocked.empty()) blocked += "; ";
-        blocked += field_of(state, s) + " (" + to_string(steps_[state.first_step + s].type) +
-                   ", slice " + std::to_string(state.progress / state.num_steps) + ")";
+        blocked += field_of(info_[t], state.step) + " (" +
+                   to_string(steps_[state.first_step + state.step].step_type()) + ", slice " +
+                   std::to_string(state.slice) + ")";
       }
     }
     if (count > 0) {
@@ -728,18 +746,20 @@ class Simulator {
 
   std::string describe(int64_t id) const {
     // Threadblocks are stored in increasing `base` order.
-    const auto it = std::upper_bound(tbs_.begin(), tbs_.end(), id,
-                                     [](int64_t v, const TbState& s) { return v < s.base; });
-    const TbState& state = *(it - 1);
-    const int64_t p = id - state.base;
+    const auto it = std::upper_bound(info_.begin(), info_.end(), id,
+                                     [](int64_t v, const TbInfo& s) { return v < s.base; });
+    const TbInfo& info = *(it - 1);
+    const TbState& state = tbs_[it - 1 - info_.begin()];
+    const int64_t p = id - info.base;
     const int s = static_cast<int>(p % state.num_steps);
-    const Threadblock& tb = program_.gpus[state.rank].threadblocks[state.local_id];
+    const Threadblock& tb = program_.gpus[info.rank].threadblocks[info.local_id];
     const SimStep& step = steps_[state.first_step + s];
     char times[64];
     std::snprintf(times, sizeof times, "%.3f-%.3f us", records_[id].start, records_[id].end);
-    std::string out = std::string(times) + " rank " + std::to_string(state.rank) + " tb " +
-                      std::to_string(state.local_id) + " step " + std::to_string(s) + " (" +
-                      to_string(step.type) + ") slice " + std::to_string(p / state.num_steps);
+    std::string out = std::string(times) + " rank " + std::to_string(info.rank) + " tb " +
+                      std::to_string(info.local_id) + " step " + std::to_string(s) + " (" +
+                      to_string(step.step_type()) + ") slice " +
+                      std::to_string(p / state.num_steps);
     if (step.flags & kRecvFlag) out += " <- rank " + std::to_string(tb.recv_peer);
     if (step.flags & kSendFlag) out += " -> rank " + std::to_string(tb.send_peer);
     return out;
@@ -761,6 +781,8 @@ class Simulator {
 
   std::vector<int> rank_tb_offset_;
   std::vector<TbState> tbs_;
+  std::vector<TbTransfer> transfers_;
+  std::vector<TbInfo> info_;
   std::vector<SimStep> steps_;
   std::vector<Conn> conns_;
   std::vector<std::vector<int>> dep_waiters_;
