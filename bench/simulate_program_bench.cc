@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
     }
   }
   if (positional.size() < 2) {
-    std::cerr << "usage: simulate_program_bench [--repeat N] [--size BYTES] TOPOLOGY FILE.xml ...\n";
+    std::cerr
+        << "usage: simulate_program_bench [--repeat N] [--size BYTES] TOPOLOGY FILE.xml ...\n";
     return 2;
   }
   try {

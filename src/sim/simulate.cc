@@ -11,6 +11,7 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
+#include "event_queue.h"
 #include "network.h"
 #include "timeline.h"
 
@@ -153,102 +154,6 @@ struct Conn {
   int64_t sent = 0;
   int64_t arrived = 0;
   int64_t consumed = 0;
-};
-
-// kComplete ends a step instance; a transfer through switch ports also gets kAlphaEnd (its
-// latency is over, it starts moving bytes) and then a data end in DataEndQueue.
-enum class EventKind : uint8_t { kComplete, kAlphaEnd };
-
-struct Event {
-  double time;
-  int64_t seq;
-  int tb;
-  EventKind kind = EventKind::kComplete;
-  bool operator<(const Event& other) const {
-    return time != other.time ? time < other.time : seq < other.seq;
-  }
-};
-
-// A 4-ary min-heap of events in (time, seq) order. Sifting moves entries into a hole instead of
-// swapping pairs: much of the simulator's hot loop is spent here, and with std::priority_queue
-// and a binary indexed heap that swapped, NCCL's 512-rank ring in LL (8.5 M step instances)
-// took about 1.6x as long (docs/simulator.md "Performance"). Since (time, seq) is a total
-// order, every correct heap pops the same sequence, so the results do not depend on this.
-//
-// With kIndexed (the data ends of transfers through switch ports: at most one per threadblock)
-// it keeps each threadblock's position, so a new share replaces a flow's event in place and the
-// heap never holds stale events (with every share pushed anew, a port with n flows left n stale
-// events per transfer start and end, and the heap grew with their product).
-template <bool kIndexed>
-class EventHeap {
- public:
-  void resize(size_t threadblocks) {
-    if constexpr (kIndexed) at_.assign(threadblocks, -1);
-  }
-  bool empty() const { return heap_.empty(); }
-  const Event& top() const { return heap_.front(); }
-
-  void push(const Event& event) {
-    heap_.push_back(event);
-    sift_up(heap_.size() - 1, event);
-  }
-
-  // Schedules (or moves) the one event of `event.tb`.
-  void set(const Event& event) requires kIndexed {
-    const int i = at_[event.tb];
-    if (i < 0) {
-      push(event);
-    } else if (event < heap_[i]) {
-      sift_up(i, event);
-    } else {
-      sift_down(i, event);
-    }
-  }
-
-  void pop() {
-    if constexpr (kIndexed) at_[heap_.front().tb] = -1;
-    const Event last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(0, last);
-  }
-
- private:
-  static constexpr size_t kArity = 4;
-
-  void put(size_t i, const Event& event) {
-    heap_[i] = event;
-    if constexpr (kIndexed) at_[event.tb] = static_cast<int>(i);
-  }
-  // Places `event` at hole i or above it.
-  void sift_up(size_t i, const Event& event) {
-    while (i > 0) {
-      const size_t parent = (i - 1) / kArity;
-      if (!(event < heap_[parent])) break;
-      put(i, heap_[parent]);
-      i = parent;
-    }
-    put(i, event);
-  }
-  // Places `event` at hole i or below it.
-  void sift_down(size_t i, const Event& event) {
-    const size_t n = heap_.size();
-    for (;;) {
-      const size_t first = kArity * i + 1;
-      if (first >= n) break;
-      size_t least = first;
-      const size_t last = std::min(first + kArity, n);
-      for (size_t c = first + 1; c < last; ++c) {
-        if (heap_[c] < heap_[least]) least = c;
-      }
-      if (!(heap_[least] < event)) break;
-      put(i, heap_[least]);
-      i = least;
-    }
-    put(i, event);
-  }
-
-  std::vector<Event> heap_;
-  std::vector<int> at_;  // kIndexed: per threadblock its position in heap_, or -1
 };
 
 // Critical-path record of one step instance.
@@ -470,7 +375,7 @@ class Simulator {
 
   void execute() {
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) try_advance(t, 0.0, -1);
-    data_ends_.resize(tbs_.size());
+    data_ends_.track(tbs_.size());
     while (!events_.empty() || !data_ends_.empty()) {
       // The earlier of the next event and the next data end, as one queue would order them.
       if (events_.empty() || (!data_ends_.empty() && data_ends_.top() < events_.top())) {
@@ -788,8 +693,8 @@ class Simulator {
   std::vector<std::vector<int>> dep_waiters_;
   std::vector<int> waking_;
   std::vector<int> freed_groups_;
-  EventHeap<false> events_;
-  EventHeap<true> data_ends_;  // transfers through switch ports
+  BucketedEventQueue events_;
+  BucketedEventQueue data_ends_;  // transfers through shared groups, one per threadblock
   int64_t seq_ = 0;
   uint32_t stamp_ = 0;
   double now_ = 0.0;
