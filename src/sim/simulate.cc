@@ -375,7 +375,7 @@ class Simulator {
 
   void execute() {
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) try_advance(t, 0.0, -1);
-    data_ends_.track(tbs_.size());
+    data_ends_.resize(tbs_.size());
     while (!events_.empty() || !data_ends_.empty()) {
       // The earlier of the next event and the next data end, as one queue would order them.
       if (events_.empty() || (!data_ends_.empty() && data_ends_.top() < events_.top())) {
@@ -694,7 +694,7 @@ class Simulator {
   std::vector<int> waking_;
   std::vector<int> freed_groups_;
   BucketedEventQueue events_;
-  BucketedEventQueue data_ends_;  // transfers through shared groups, one per threadblock
+  EventHeap<true> data_ends_;  // transfers through shared groups, one per threadblock
   int64_t seq_ = 0;
   uint32_t stamp_ = 0;
   double now_ = 0.0;

@@ -1,6 +1,6 @@
-// The simulator's event queues against a reference ordered set: the same (time, seq) sequence
-// for random pushes, re-timed events and pops, with the stale-event and drained-front bounds set
-// small so both clean-ups run many times.
+// The simulator's event queues against references: the bucketed queue pops what the heap pops
+// (with the drained-front bound set small so its clean-up runs often), and the indexed heap's
+// re-timed events pop as a reference ordered set of the live events does.
 
 #include "sim/event_queue.h"
 
@@ -25,8 +25,8 @@ double random_time(std::mt19937& rng, double now) {
 
 TEST(EventQueue, BucketsPopWhatAHeapPops) {
   std::mt19937 rng(7);
-  BucketedEventQueue buckets(1, 0, 2);
-  EventHeap heap;
+  BucketedEventQueue buckets(2);
+  EventHeap<false> heap;
   int64_t seq = 0;
   double now = 0.0;
   for (int round = 0; round < 20000; ++round) {
@@ -50,12 +50,11 @@ TEST(EventQueue, BucketsPopWhatAHeapPops) {
   EXPECT_TRUE(buckets.empty());
 }
 
-TEST(EventQueue, SetKeepsOneLiveEventPerThreadblock) {
+TEST(EventQueue, IndexedHeapKeepsOneLiveEventPerThreadblock) {
   std::mt19937 rng(11);
   constexpr int kThreadblocks = 40;
-  // Tiny bounds: stale events are removed all at once and drained fronts erased very often.
-  BucketedEventQueue queue(1, 0, 2);
-  queue.track(kThreadblocks);
+  EventHeap<true> queue;
+  queue.resize(kThreadblocks);
   std::set<Key> live;
   std::vector<Key> of_tb(kThreadblocks);
   std::vector<bool> has(kThreadblocks, false);
