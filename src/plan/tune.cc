@@ -369,6 +369,14 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   std::vector<ProgramLoad::ThreadblockSends> senders;
   // us per chunk byte on every link and switch port direction.
   std::map<std::tuple<int, int, int, int>, double> load;
+  // Topology::connection scans every link and switch; threadblocks of many channels share a
+  // (rank, peer) pair, and a 512-rank rfs program has 470 K of them.
+  std::map<std::pair<int, int>, std::optional<Connection>> connections;
+  auto connection = [&](int src, int dst) -> const std::optional<Connection>& {
+    auto [it, fresh] = connections.try_emplace({src, dst});
+    if (fresh) it->second = topology.connection(src, dst);
+    return it->second;
+  };
   for (const GpuProgram& gpu : program.gpus) {
     for (const Threadblock& tb : gpu.threadblocks) {
       if (tb.send_peer < 0) continue;
@@ -382,7 +390,7 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
       // Every route's alpha is at least the smallest, and every transfer moves at most at the
       // threadblock's own rate (sim/network.h), whatever its route.
       senders.push_back({sending_steps, chunks});
-      const std::optional<Connection> c = topology.connection(gpu.rank, tb.send_peer);
+      const std::optional<Connection>& c = connection(gpu.rank, tb.send_peer);
       if (!c) continue;  // a multi-hop route: its load is left out, the bound stays a bound
       const double per_byte = chunks * beta_factor / kBytesPerMb;
       if (c->link_index >= 0) {
