@@ -25,6 +25,22 @@ void write_text_file(const std::string& path, const std::string& text) {
   if (out.fail()) throw UserError(path, "", "write failed (disk full?)");
 }
 
+int64_t write_text_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {
+    std::ostringstream text;
+    write(text);
+    write_text_file(path, text.str());
+    return static_cast<int64_t>(text.tellp());
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UserError(path, "", "cannot open for writing");
+  write(out);
+  const int64_t bytes = static_cast<int64_t>(out.tellp());
+  out.close();  // flushes: a full disk shows up here, not in operator<<
+  if (out.fail()) throw UserError(path, "", "write failed (disk full?)");
+  return bytes;
+}
+
 void flush_stdout() {
   std::cout.flush();
   if (!std::cout) throw UserError("(standard output)", "", "write failed (disk full?)");

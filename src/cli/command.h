@@ -5,6 +5,8 @@
 // becomes exit code 2, InternalError 3 (main.cc).
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <utility>
@@ -30,6 +32,9 @@ struct CommandResult {
 /// Writes `text` to `path` ("-": standard output), flushed and checked; throws UserError naming
 /// the path when it cannot be written completely.
 void write_text_file(const std::string& path, const std::string& text);
+/// The same for text that `write` streams (no copy of it in memory when `path` is a file);
+/// returns the bytes written.
+int64_t write_text_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 /// Flushes standard output; throws UserError when anything written to it was lost.
 void flush_stdout();
 /// Throws UserError naming `output_flag` when `output` is the same file as one of `others`

@@ -185,9 +185,7 @@ int run_synth(const SynthFlags& f, const CLI::App& command) {
   }
   int64_t written = 0;  // bytes of the XML file
   if (result.ok() && !f.output.empty()) {
-    const std::string xml = result.xml();
-    written = static_cast<int64_t>(xml.size());
-    write_text_file(f.output, xml);
+    written = write_text_file(f.output, [&](std::ostream& out) { result.write_xml(out); });
   }
   const ReportOnStderr report_elsewhere(f.output == "-" || f.algorithm_output == "-");
   if (f.json) {

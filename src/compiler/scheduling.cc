@@ -100,9 +100,9 @@ class CapacitySchedule {
         // A threadblock of one connection over the step limit stays so: the rounds below only
         // split paired ones (and add dependency nops), so this capacity has failed.
         if (has_long_single_connection_threadblock())
-          return replicate_instances(program_, o_.instances);
+          return replicate_instances(std::move(program_), o_.instances);
         changed = unpair_long_threadblocks();
-        if (changed.empty()) return replicate_instances(program_, o_.instances);
+        if (changed.empty()) return replicate_instances(std::move(program_), o_.instances);
         reschedule(std::move(changed));
         continue;
       }

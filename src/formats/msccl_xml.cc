@@ -58,7 +58,7 @@ std::string coll_name(CollectiveKind kind, XmlDialect dialect) {
   return to_string(kind);
 }
 
-void write_step(std::ostringstream& os, int index, const Step& s) {
+void write_step(std::ostream& os, int index, const Step& s) {
   os << "<step s=\"" << index << "\" type=\"" << to_string(s.type) << "\" srcbuf=\""
      << to_char(s.src_buffer) << "\" srcoff=\"" << s.src_offset << "\" dstbuf=\""
      << to_char(s.dst_buffer) << "\" dstoff=\"" << s.dst_offset << "\" cnt=\"" << s.count
@@ -525,7 +525,7 @@ std::string to_string(XmlDialect dialect) {
   return dialect == XmlDialect::kClassic ? "classic" : "executor";
 }
 
-std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
+void write_msccl_xml(std::ostream& os, const Program& p, XmlDialect dialect) {
   const std::string coll = coll_name(p.collective, dialect);
   if (coll.empty()) {
     throw UserError("", "xml dialect",
@@ -538,7 +538,6 @@ std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
                         " characters: runtimes read attribute values of at most 255");
   }
   const bool classic = dialect == XmlDialect::kClassic;
-  std::ostringstream os;
   os << "<algo name=\"" << escape(p.name) << "\" proto=\"" << to_string(p.protocol)
      << "\" nchannels=\"" << p.num_channels << "\" nchunksperloop=\"" << p.chunks_per_loop
      << "\" ngpus=\"" << p.num_ranks << "\" coll=\"" << coll << "\" inplace=\""
@@ -565,6 +564,11 @@ std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
     os << "</gpu>\n";
   }
   os << "</algo>\n";
+}
+
+std::string write_msccl_xml(const Program& p, XmlDialect dialect) {
+  std::ostringstream os;
+  write_msccl_xml(os, p, dialect);
   return os.str();
 }
 

@@ -133,6 +133,11 @@ std::string PlanResult::xml() const {
   return formats::write_msccl_xml(program->program, dialect);
 }
 
+void PlanResult::write_xml(std::ostream& out) const {
+  CCSYNTH_CHECK(ok()) << "PlanResult::write_xml needs a verified program";
+  formats::write_msccl_xml(out, program->program, dialect);
+}
+
 double PlanResult::best_time_us() const {
   CCSYNTH_CHECK(ok() && !program->results.empty()) << "no simulated result";
   return program->results.back().time_us;

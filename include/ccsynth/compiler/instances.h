@@ -10,7 +10,7 @@
 namespace ccsynth::compiler {
 
 /// Returns the program replicated `instances` times (the program itself for 1).
-Program replicate_instances(const Program& program, int instances);
+Program replicate_instances(Program program, int instances);
 
 /// The collective a program compiled with `instances` implements: every chunk split into
 /// subchunks c*N + i, slots likewise, buffers N times larger (what verify_program needs for a

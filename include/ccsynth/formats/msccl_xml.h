@@ -8,6 +8,7 @@
 // maxBytes optional; executor: [minBytes, maxBytes], 0 = unlimited, both required) and
 // `nthreads` (classic only). A Program always stores the executor's range convention.
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ std::string to_string(XmlDialect dialect);
 /// required attribute. Throws UserError when the program cannot be expressed in the dialect
 /// (a collective name the dialect lacks, e.g. `custom` for the executor).
 std::string write_msccl_xml(const Program& program, XmlDialect dialect = XmlDialect::kExecutor);
+/// The same, streamed to `out` (a program of thousands of ranks is gigabytes of XML: no copy of
+/// it is held in memory). The UserError checks come before anything is written.
+void write_msccl_xml(std::ostream& out, const Program& program,
+                     XmlDialect dialect = XmlDialect::kExecutor);
 
 /// A problem that does not stop ccsynth from reading a file but makes a runtime reject or
 /// misuse it (a lexical rule, a missing dialect-specific attribute, a limit, a bad `s`).

@@ -67,6 +67,8 @@ struct PlanResult {
   bool ok() const { return program && program->ok(); }
   /// The kept program as MSCCL XML in the request's dialect (requires ok()).
   std::string xml() const;
+  /// The same, streamed to `out`.
+  void write_xml(std::ostream& out) const;
   /// Simulated time of the kept program at the last size (requires ok() and a size).
   double best_time_us() const;
 };
