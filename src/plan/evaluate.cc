@@ -59,16 +59,23 @@ std::vector<double> bounds_at(const Topology& topology, const std::vector<int64_
 // wins a tie (kPruned: nothing to beat).
 bool can_win(double bound_us, double best_us) { return bound_us < best_us; }
 
-// Simulates a program at every size but the `skip` ones (time kPruned there; empty: none).
+// Simulates a program at every size but the `skip` ones (time kPruned there; empty: none). A
+// simulation that passes `stop_after_us` at its size (empty: none) stops there: the program is
+// slower than a time already simulated, cannot win, and gets kPruned as well, with the time it
+// stopped at (a lower bound of its time, above stop_after_us) in `stopped_at` (kPruned where it
+// did not stop).
 std::vector<SizedResult> simulate_sizes(const Program& program,
                                         const compiler::CompileOptions& options,
                                         const EvaluateOptions& o, const std::vector<double>& bounds,
-                                        const std::vector<bool>& skip = {}) {
+                                        const std::vector<bool>& skip = {},
+                                        const std::vector<double>& stop_after_us = {},
+                                        std::vector<double>* stopped_at = nullptr) {
   // Only the times are kept: no critical path (a record per step instance, as large as the
   // program at thousands of ranks).
   sim::SimOptions timing;
   timing.critical_path = false;
   std::vector<SizedResult> out;
+  if (stopped_at != nullptr) stopped_at->assign(o.sizes.size(), kPruned);
   for (size_t i = 0; i < o.sizes.size(); ++i) {
     SizedResult r{o.sizes[i],
                   kPruned,
@@ -80,10 +87,15 @@ std::vector<SizedResult> simulate_sizes(const Program& program,
                   options.schedule_order,
                   program.protocol};
     if (skip.empty() || !skip[i]) {
+      timing.stop_after_us = stop_after_us.empty() ? kPruned : stop_after_us[i];
       const sim::SimResult sim = sim::simulate(program, *o.topology, o.sizes[i], timing);
-      r.time_us = sim.time_us;
-      r.algbw_gbps = sim.algbw_gbps;
-      r.busbw_gbps = sim.busbw_gbps;
+      if (!sim.stopped) {
+        r.time_us = sim.time_us;
+        r.algbw_gbps = sim.algbw_gbps;
+        r.busbw_gbps = sim.busbw_gbps;
+      } else if (stopped_at != nullptr) {
+        (*stopped_at)[i] = sim.time_us;
+      }
     }
     out.push_back(r);
   }
@@ -300,7 +312,7 @@ class VariantRace {
         if (v.rejected() || dropped(p)) {
           v.results = unsimulated();
         } else {
-          simulate_or_reject(v, program, losing_sizes(v, sibling_best));
+          simulate_or_reject(v, program, losing_sizes(v, sibling_best), best_times(sibling_best));
           if (!dropped(p)) fold_best(v, sibling_best);
         }
         for (Variant& sibling : pairs) sibling.report = v.report;
@@ -318,6 +330,16 @@ class VariantRace {
     std::vector<bool> out(o_.sizes.size());
     for (size_t size = 0; size < out.size(); ++size)
       out[size] = !can_win_at(v, size, std::min(best_us_[size], also_best[size]));
+    return out;
+  }
+
+  // Per size the best time simulated so far, the race's or in `also_best` (the program's
+  // earlier protocols): a pair slower than it cannot win there, so its simulation stops at it.
+  std::vector<double> best_times(const std::vector<double>& also_best) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<double> out(o_.sizes.size());
+    for (size_t size = 0; size < out.size(); ++size)
+      out[size] = std::min(best_us_[size], also_best[size]);
     return out;
   }
 
@@ -371,10 +393,18 @@ class VariantRace {
   // Simulates `v` at every size but the `skip` ones. A program the simulator rejects (e.g. one
   // that deadlocks) must be wrong: it is verified at once, and when the verifier finds nothing
   // wrong, the simulator's complaint stands: the protocol is dropped (drop()).
-  void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip) {
+  // A simulation stopped at a size because it passed `stop_after_us` there leaves `v` pruned
+  // with the time it stopped at as its bound: it is raced there again only if the best time
+  // rises above it (the variant that set it proves wrong).
+  void simulate_or_reject(Variant& v, const Program& program, const std::vector<bool>& skip,
+                          const std::vector<double>& stop_after_us = {}) {
     try {
       const StageTimer timer(simulate_s_);
-      v.results = simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip);
+      std::vector<double> stopped_at;
+      v.results = simulate_sizes(program, v.options, o_, bounds_[v.protocol], skip, stop_after_us,
+                                 &stopped_at);
+      for (size_t size = 0; size < stopped_at.size(); ++size)
+        if (stopped_at[size] != kPruned) v.bound_us[size] = stopped_at[size];
       simulations_ += static_cast<int>(o_.sizes.size()) -
                       static_cast<int>(std::count(skip.begin(), skip.end(), true));
     } catch (const UserError& e) {

@@ -200,7 +200,7 @@ class Simulator {
     build_connections();
     allocate_records();
     execute();
-    check_finished();
+    if (!stopped_) check_finished();
     return result();
   }
 
@@ -379,6 +379,10 @@ class Simulator {
     while (!events_.empty() || !data_ends_.empty()) {
       // The earlier of the next event and the next data end, as one queue would order them.
       if (events_.empty() || (!data_ends_.empty() && data_ends_.top() < events_.top())) {
+        if (data_ends_.top().time + topology_.launch_us > options_.stop_after_us) {
+          stop_at(data_ends_.top().time);
+          break;
+        }
         const int tb = data_ends_.top().tb;
         now_ = data_ends_.top().time;
         data_ends_.pop();
@@ -386,6 +390,10 @@ class Simulator {
         continue;
       }
       const Event event = events_.top();
+      if (event.time + topology_.launch_us > options_.stop_after_us) {
+        stop_at(event.time);
+        break;
+      }
       events_.pop();
       now_ = event.time;
       switch (event.kind) {
@@ -395,6 +403,13 @@ class Simulator {
     }
     // Launch overhead: once per collective call (Topology::launch_us).
     now_ += topology_.launch_us;
+  }
+
+  // SimOptions::stop_after_us: the next event, at `time`, already ends the collective later
+  // (every event after it is at least as late); the result's time is that event's.
+  void stop_at(double time) {
+    stopped_ = true;
+    now_ = time;
   }
 
   // Starts the threadblock's next step instance if its dependency, message and FIFO slot are
@@ -617,6 +632,7 @@ class Simulator {
     SimResult out;
     out.bytes = bytes_;
     out.time_us = now_;
+    out.stopped = stopped_;
     out.events = executed_;
     out.slices = slices_;
     out.chunk_bytes = chunk_bytes_;
@@ -701,6 +717,7 @@ class Simulator {
   int64_t executed_ = 0;
   int64_t last_instance_ = -1;
   bool record_ = false;
+  bool stopped_ = false;  // SimOptions::stop_after_us reached
   std::vector<Record> records_;
   std::optional<TimelineRecorder> timeline_;  // SimOptions::record_timeline
 };

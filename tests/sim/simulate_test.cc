@@ -48,6 +48,31 @@ TEST(Simulate, RingAllgatherPipelinedFollowsInterpreterLoop) {
   EXPECT_NEAR(r.time_us, expected, 1e-9 * expected);
 }
 
+// stop_after_us: a simulation stops once its time is sure to pass the limit and says so with
+// a time above the limit; at or above its own time it runs to the end unchanged (a variant that
+// ties the best time must still be compared, the first one winning the tie).
+TEST(Simulate, StopsOnceItsTimeIsSureToPassTheLimit) {
+  const Topology topo = ring_topology(8, 2.0, 10.0);
+  SimOptions o;
+  o.critical_path = false;
+  const int64_t bytes = 4 << 20;
+  const SimResult full = simulate(ring_allgather(8), topo, bytes, o);
+  ASSERT_FALSE(full.stopped);
+  o.stop_after_us = full.time_us;
+  const SimResult tie = simulate(ring_allgather(8), topo, bytes, o);
+  EXPECT_FALSE(tie.stopped);
+  EXPECT_EQ(tie.time_us, full.time_us);
+  EXPECT_EQ(tie.events, full.events);
+  for (const double share : {0.2, 0.9, 0.999}) {
+    o.stop_after_us = share * full.time_us;
+    const SimResult cut = simulate(ring_allgather(8), topo, bytes, o);
+    EXPECT_TRUE(cut.stopped) << share;
+    EXPECT_GT(cut.time_us, o.stop_after_us) << share;
+    EXPECT_LE(cut.time_us, full.time_us) << share;
+    EXPECT_LT(cut.events, full.events) << share;
+  }
+}
+
 TEST(Simulate, RingAllreduceMatchesClosedForm) {
   const double alpha = 1.5, beta = 20.0;
   for (int n : {3, 5, 8}) {

@@ -11,6 +11,7 @@
 // time at a memory bandwidth; every collective pays the topology's launch_us once.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,11 @@ struct SimOptions {
   bool record_timeline = false;
   /// At most this many step and this many link intervals are recorded (Timeline::truncated).
   int64_t timeline_limit = 1'000'000;
+  /// Stop once the collective is sure to take longer than this many us (its time, launch
+  /// overhead included, would be above it): SimResult::stopped is then set and time_us is a
+  /// lower bound. The planner passes the best time of the variants simulated so far, which a
+  /// slower variant cannot beat.
+  double stop_after_us = std::numeric_limits<double>::infinity();
 
   /// The parameters of `protocol`.
   const ProtocolParams& params(Protocol protocol) const;
@@ -123,6 +129,9 @@ struct SimResult {
   int slices = 0;                          // slices per chunk
   double chunk_bytes = 0.0;                // bytes of one chunk
   Timeline timeline;                       // filled when SimOptions::record_timeline
+  /// SimOptions::stop_after_us was passed: time_us is a lower bound, links and critical path
+  /// cover the part simulated.
+  bool stopped = false;
 };
 
 /// Simulates `program` on `topology` with `bytes` per rank. Throws UserError when the program
