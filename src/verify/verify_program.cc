@@ -30,12 +30,13 @@ struct CellMeta {
   bool raced = false;        // a race on this cell was reported already
 };
 
-// Vector clocks over all threadblocks of the program cost O(threadblocks) per step; up to
-// this many threadblocks x steps they are used (exact happens-before, including chains of
-// messages through other ranks), above it clocks cover each rank's own threadblocks only.
-// verify_program first runs with each rank's own clocks (O(the rank's threadblocks) per
-// dependency): they order fewer steps, so when they find no race the global ones would find
-// none either, and only a program with a race is run again with global clocks.
+// Vector clocks over all threadblocks of the program cost up to O(threadblocks) per message
+// and dependency (every message carries one); up to this many threadblocks x steps they are
+// used (exact happens-before, including chains of messages through other ranks), above it
+// clocks cover each rank's own threadblocks only. verify_program first runs with each rank's
+// own clocks (up to O(the rank's threadblocks) per dependency): they order fewer steps, so when
+// they find no race the global ones would find none either, and only a program with a race is
+// run again with global clocks.
 constexpr int64_t kGlobalClockWork = 100'000'000;
 
 // A vector clock kept as its nonzero entries, sorted by slot. A threadblock learns about few
