@@ -18,15 +18,11 @@ void write_text_file(const std::string& path, const std::string& text) {
     flush_stdout();
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UserError(path, "", "cannot open for writing");
-  out << text;
-  out.close();  // flushes: a full disk shows up here, not in operator<<
-  if (out.fail()) throw UserError(path, "", "write failed (disk full?)");
+  write_text_file(path, [&text](std::ostream& out) { out << text; });
 }
 
 int64_t write_text_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  if (path == "-") {
+  if (path == "-") {  // standard output cannot tell how much was written: count it as text
     std::ostringstream text;
     write(text);
     write_text_file(path, text.str());
