@@ -312,7 +312,8 @@ class VariantRace {
         if (v.rejected() || dropped(p)) {
           v.results = unsimulated();
         } else {
-          simulate_or_reject(v, program, losing_sizes(v, sibling_best), best_times(sibling_best));
+          const std::vector<double> best = best_times(sibling_best);
+          simulate_or_reject(v, program, losing_sizes(v, best), best);
           if (!dropped(p)) fold_best(v, sibling_best);
         }
         for (Variant& sibling : pairs) sibling.report = v.report;
@@ -322,19 +323,17 @@ class VariantRace {
     return pairs;
   }
 
-  // The sizes at which `v` cannot win: its bound is above the best time simulated so far or
-  // does not beat the time to beat. `also_best`: per size a time simulated outside the race's
-  // best times (the program's earlier protocols).
-  std::vector<bool> losing_sizes(const Variant& v, const std::vector<double>& also_best) const {
-    const std::lock_guard<std::mutex> lock(mutex_);
+  // The sizes at which `v` cannot win: its bound is above `best` there (best_times()) or does
+  // not beat the time to beat.
+  std::vector<bool> losing_sizes(const Variant& v, const std::vector<double>& best) const {
     std::vector<bool> out(o_.sizes.size());
-    for (size_t size = 0; size < out.size(); ++size)
-      out[size] = !can_win_at(v, size, std::min(best_us_[size], also_best[size]));
+    for (size_t size = 0; size < out.size(); ++size) out[size] = !can_win_at(v, size, best[size]);
     return out;
   }
 
   // Per size the best time simulated so far, the race's or in `also_best` (the program's
-  // earlier protocols): a pair slower than it cannot win there, so its simulation stops at it.
+  // earlier protocols): a pair whose bound is above it is not simulated there
+  // (losing_sizes()), and one slower than it stops at it.
   std::vector<double> best_times(const std::vector<double>& also_best) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     std::vector<double> out(o_.sizes.size());
