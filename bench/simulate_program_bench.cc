@@ -37,9 +37,7 @@ void run(const std::string& name, const ccsynth::Program& program,
             << " instances_per_s=" << static_cast<double>(result.events) / seconds << "\n";
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_bench(int argc, char** argv) {
   int repeat = 1;
   int64_t bytes = int64_t{1} << 20;
   std::vector<std::string> positional;
@@ -58,15 +56,21 @@ int main(int argc, char** argv) {
         << "usage: simulate_program_bench [--repeat N] [--size BYTES] TOPOLOGY FILE.xml ...\n";
     return 2;
   }
-  try {
-    const ccsynth::Topology topology = ccsynth::topologies::make_builtin(positional[0]);
-    for (size_t i = 1; i < positional.size(); ++i) {
-      run(positional[i], ccsynth::formats::parse_msccl_xml_file(positional[i]).program, topology,
-          bytes, repeat);
-    }
+  const ccsynth::Topology topology = ccsynth::topologies::make_builtin(positional[0]);
+  for (size_t i = 1; i < positional.size(); ++i) {
+    run(positional[i], ccsynth::formats::parse_msccl_xml_file(positional[i]).program, topology,
+        bytes, repeat);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {  // bad flags, topology names and files alike: a message and exit code 2
+    return run_bench(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "simulate_program_bench: " << e.what() << "\n";
     return 2;
   }
-  return 0;
 }
