@@ -35,12 +35,14 @@ char to_char(Buffer buffer) {
   return 'i';
 }
 
-std::string to_string(StepType type) {
+std::string_view step_type_name(StepType type) {
   for (const auto& entry : kStepTypeNames) {
     if (entry.type == type) return entry.name;
   }
   return "nop";
 }
+
+std::string to_string(StepType type) { return std::string(step_type_name(type)); }
 
 std::string to_string(Protocol protocol) {
   switch (protocol) {

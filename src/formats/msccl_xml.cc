@@ -1,9 +1,11 @@
 #include "ccsynth/formats/msccl_xml.h"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <pugixml.hpp>
 #include <set>
 #include <sstream>
@@ -58,13 +60,52 @@ std::string coll_name(CollectiveKind kind, XmlDialect dialect) {
   return to_string(kind);
 }
 
-void write_step(std::ostream& os, int index, const Step& s) {
-  os << "<step s=\"" << index << "\" type=\"" << to_string(s.type) << "\" srcbuf=\""
-     << to_char(s.src_buffer) << "\" srcoff=\"" << s.src_offset << "\" dstbuf=\""
-     << to_char(s.dst_buffer) << "\" dstoff=\"" << s.dst_offset << "\" cnt=\"" << s.count
-     << "\" depid=\"" << s.dep_tb << "\" deps=\"" << s.dep_step << "\" hasdep=\""
-     << (s.has_dep ? 1 : 0) << "\"/>\n";
-}
+// The body of a program (gpus, threadblocks, steps), formatted into a buffer that is written to
+// the stream in large blocks: a 1024-rank program has millions of steps, and an ostream
+// insertion per attribute wrote 235 MB at about 210 MB/s, the serial tail of `ccsynth synth`.
+class BodyWriter {
+ public:
+  explicit BodyWriter(std::ostream& os) : os_(os) {}
+  BodyWriter(const BodyWriter&) = delete;
+  BodyWriter& operator=(const BodyWriter&) = delete;
+  ~BodyWriter() { flush(); }
+
+  void gpu(const GpuProgram& g) {
+    fmt::format_to(std::back_inserter(buffer_),
+                   "<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">\n", g.rank,
+                   g.input_chunks, g.output_chunks, g.scratch_chunks);
+    for (const Threadblock& tb : g.threadblocks) threadblock(tb);
+    append("</gpu>\n");
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = size_t{1} << 16;
+
+  void threadblock(const Threadblock& tb) {
+    fmt::format_to(std::back_inserter(buffer_),
+                   "<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">\n", tb.id, tb.send_peer,
+                   tb.recv_peer, tb.channel);
+    for (size_t k = 0; k < tb.steps.size(); ++k) step(static_cast<int>(k), tb.steps[k]);
+    append("</tb>\n");
+  }
+  void step(int index, const Step& s) {
+    fmt::format_to(std::back_inserter(buffer_),
+                   "<step s=\"{}\" type=\"{}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" "
+                   "dstoff=\"{}\" cnt=\"{}\" depid=\"{}\" deps=\"{}\" hasdep=\"{}\"/>\n",
+                   index, step_type_name(s.type), to_char(s.src_buffer), s.src_offset,
+                   to_char(s.dst_buffer), s.dst_offset, s.count, s.dep_tb, s.dep_step,
+                   s.has_dep ? 1 : 0);
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+  void append(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
+  void flush() {
+    os_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+  std::ostream& os_;
+  fmt::memory_buffer buffer_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Reader
@@ -552,16 +593,9 @@ void write_msccl_xml(std::ostream& os, const Program& p, XmlDialect dialect) {
        << "\" maxBytes=\"" << p.max_bytes << "\"";
   }
   os << ">\n";
-  for (const GpuProgram& g : p.gpus) {
-    os << "<gpu id=\"" << g.rank << "\" i_chunks=\"" << g.input_chunks << "\" o_chunks=\""
-       << g.output_chunks << "\" s_chunks=\"" << g.scratch_chunks << "\">\n";
-    for (const Threadblock& tb : g.threadblocks) {
-      os << "<tb id=\"" << tb.id << "\" send=\"" << tb.send_peer << "\" recv=\"" << tb.recv_peer
-         << "\" chan=\"" << tb.channel << "\">\n";
-      for (size_t k = 0; k < tb.steps.size(); ++k) write_step(os, static_cast<int>(k), tb.steps[k]);
-      os << "</tb>\n";
-    }
-    os << "</gpu>\n";
+  {
+    BodyWriter body(os);
+    for (const GpuProgram& g : p.gpus) body.gpu(g);
   }
   os << "</algo>\n";
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ccsynth/core/collective.h"
@@ -33,9 +34,10 @@ enum class StepType {
 /// Communication protocol of the runtime (case-sensitive in XML).
 enum class Protocol { kSimple, kLL, kLL128 };
 
-char to_char(Buffer buffer);               // 'i', 'o', 's'
-std::string to_string(StepType type);      // "s", "r", "rcs", ...
-std::string to_string(Protocol protocol);  // "Simple", "LL", "LL128"
+char to_char(Buffer buffer);                     // 'i', 'o', 's'
+std::string to_string(StepType type);            // "s", "r", "rcs", ...
+std::string_view step_type_name(StepType type);  // to_string without a copy
+std::string to_string(Protocol protocol);        // "Simple", "LL", "LL128"
 /// Parsers return nullopt for unknown text; callers turn that into a UserError with context.
 std::optional<Buffer> parse_buffer(const std::string& text);
 std::optional<StepType> parse_step_type(const std::string& text);
