@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <set>
 #include <tuple>
@@ -48,6 +49,31 @@ TEST(EventQueue, BucketsPopWhatAHeapPops) {
     heap.pop();
   }
   EXPECT_TRUE(buckets.empty());
+}
+
+// Inserts and erases on keys that collide often (few distinct high bits, as times have), and
+// checks every key against a reference map after each change: a wrong backward shift loses or
+// duplicates an entry of a probe run.
+TEST(EventQueue, TimeIndexFindsWhatAMapFinds) {
+  std::mt19937 rng(5);
+  TimeIndex index;
+  std::map<uint64_t, int> reference;
+  for (int round = 0; round < 6000; ++round) {
+    const uint64_t key = static_cast<uint64_t>(rng() % 300) << 52;
+    if (reference.count(key) != 0) {
+      index.erase(key);
+      reference.erase(key);
+    } else {
+      index.insert(key, round);
+      reference[key] = round;
+    }
+    if (round % 37 == 0) {
+      for (uint64_t k = 0; k < 300; ++k) {
+        const auto it = reference.find(k << 52);
+        ASSERT_EQ(index.find(k << 52), it == reference.end() ? -1 : it->second) << round;
+      }
+    }
+  }
 }
 
 TEST(EventQueue, IndexedHeapKeepsOneLiveEventPerThreadblock) {
