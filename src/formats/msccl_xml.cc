@@ -1,11 +1,11 @@
 #include "ccsynth/formats/msccl_xml.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <fstream>
-#include <iterator>
 #include <pugixml.hpp>
 #include <set>
 #include <sstream>
@@ -71,9 +71,9 @@ class BodyWriter {
   ~BodyWriter() { flush(); }
 
   void gpu(const GpuProgram& g) {
-    fmt::format_to(std::back_inserter(buffer_),
-                   "<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">\n", g.rank,
-                   g.input_chunks, g.output_chunks, g.scratch_chunks);
+    fmt::format_to(fmt::appender(buffer_),
+                   FMT_COMPILE("<gpu id=\"{}\" i_chunks=\"{}\" o_chunks=\"{}\" s_chunks=\"{}\">\n"),
+                   g.rank, g.input_chunks, g.output_chunks, g.scratch_chunks);
     for (const Threadblock& tb : g.threadblocks) threadblock(tb);
     append("</gpu>\n");
   }
@@ -82,19 +82,19 @@ class BodyWriter {
   static constexpr size_t kFlushBytes = size_t{1} << 16;
 
   void threadblock(const Threadblock& tb) {
-    fmt::format_to(std::back_inserter(buffer_),
-                   "<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">\n", tb.id, tb.send_peer,
-                   tb.recv_peer, tb.channel);
+    fmt::format_to(fmt::appender(buffer_),
+                   FMT_COMPILE("<tb id=\"{}\" send=\"{}\" recv=\"{}\" chan=\"{}\">\n"), tb.id,
+                   tb.send_peer, tb.recv_peer, tb.channel);
     for (size_t k = 0; k < tb.steps.size(); ++k) step(static_cast<int>(k), tb.steps[k]);
     append("</tb>\n");
   }
   void step(int index, const Step& s) {
-    fmt::format_to(std::back_inserter(buffer_),
-                   "<step s=\"{}\" type=\"{}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" "
-                   "dstoff=\"{}\" cnt=\"{}\" depid=\"{}\" deps=\"{}\" hasdep=\"{}\"/>\n",
-                   index, step_type_name(s.type), to_char(s.src_buffer), s.src_offset,
-                   to_char(s.dst_buffer), s.dst_offset, s.count, s.dep_tb, s.dep_step,
-                   s.has_dep ? 1 : 0);
+    fmt::format_to(
+        fmt::appender(buffer_),
+        FMT_COMPILE("<step s=\"{}\" type=\"{}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" "
+                    "dstoff=\"{}\" cnt=\"{}\" depid=\"{}\" deps=\"{}\" hasdep=\"{}\"/>\n"),
+        index, step_type_name(s.type), to_char(s.src_buffer), s.src_offset, to_char(s.dst_buffer),
+        s.dst_offset, s.count, s.dep_tb, s.dep_step, s.has_dep ? 1 : 0);
     if (buffer_.size() >= kFlushBytes) flush();
   }
   void append(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
