@@ -1,9 +1,9 @@
 #include "compiler/limits.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ccsynth::compiler {
 
@@ -65,32 +65,54 @@ int longest_threadblock(const Program& p) {
 
 namespace {
 
-// Steps each (src, dst) pair of `l` needs in one instance: one per transfer, or with
-// `per_chunk` one per chunk (instances > 1 expand cnt).
-std::map<std::pair<int, int>, int64_t> pair_steps(const Lowered& l, bool per_chunk) {
-  std::map<std::pair<int, int>, int64_t> steps;
+// Steps one (src, dst) pair needs in one instance.
+struct PairSteps {
+  std::pair<int, int> pair;
+  int64_t steps = 0;
+};
+
+// Steps each (src, dst) pair of `l` needs in one instance, in (src, dst) order: one per
+// transfer, or with `per_chunk` one per chunk (instances > 1 expand cnt). Sorted codes instead
+// of a std::map (3.5% of the rfs:8x8x8 allreduce compilation's instructions, callgrind).
+std::vector<PairSteps> pair_steps(const Lowered& l, bool per_chunk) {
+  int64_t ranks = 1;  // above every rank a transfer names
+  for (const Transfer& tr : l.transfers)
+    ranks = std::max<int64_t>({ranks, tr.src_rank + 1, tr.dst_rank + 1});
+  std::vector<std::pair<int64_t, int64_t>> coded;  // (src * ranks + dst, steps)
+  coded.reserve(l.transfers.size());
   for (const Transfer& tr : l.transfers) {
-    if (!tr.removed) steps[{tr.src_rank, tr.dst_rank}] += per_chunk ? tr.count : 1;
+    if (!tr.removed)
+      coded.emplace_back(tr.src_rank * ranks + tr.dst_rank, per_chunk ? tr.count : 1);
   }
-  return steps;
+  std::sort(coded.begin(), coded.end());
+  std::vector<PairSteps> out;
+  for (const auto& [code, steps] : coded) {
+    if (out.empty() || out.back().pair.first * ranks + out.back().pair.second != code) {
+      out.push_back({{static_cast<int>(code / ranks), static_cast<int>(code % ranks)}, 0});
+    }
+    out.back().steps += steps;
+  }
+  return out;
 }
 
 }  // namespace
 
 int64_t busiest_pair_transfers(const Lowered& l) {
   int64_t most = 0;
-  for (const auto& [pair, n] : pair_steps(l, false)) most = std::max(most, n);
+  for (const PairSteps& p : pair_steps(l, false)) most = std::max(most, p.steps);
   return most;
 }
 
 int64_t shortening_capacity(const Program& program, const Lowered& lowered, int capacity,
                             int max_steps) {
-  const std::map<std::pair<int, int>, int64_t> transfers = pair_steps(lowered, false);
+  const std::vector<PairSteps> transfers = pair_steps(lowered, false);
   auto share_per_channel = [&](int src, int dst) -> int64_t {
-    const auto it = transfers.find({src, dst});
-    if (it == transfers.end() || capacity < 1) return 0;
-    const int64_t channels = (it->second + capacity - 1) / capacity;
-    return (it->second + channels - 1) / channels;
+    const auto it = std::lower_bound(
+        transfers.begin(), transfers.end(), std::make_pair(src, dst),
+        [](const PairSteps& p, const std::pair<int, int>& key) { return p.pair < key; });
+    if (it == transfers.end() || it->pair != std::make_pair(src, dst) || capacity < 1) return 0;
+    const int64_t channels = (it->steps + capacity - 1) / capacity;
+    return (it->steps + channels - 1) / channels;
   };
   int64_t below = capacity;
   for (const GpuProgram& gpu : program.gpus) {
@@ -106,22 +128,22 @@ int64_t shortening_capacity(const Program& program, const Lowered& lowered, int 
 }
 
 std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
-  const std::map<std::pair<int, int>, int64_t> steps = pair_steps(l, o.instances > 1);
+  const std::vector<PairSteps> steps = pair_steps(l, o.instances > 1);
   const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
   const int64_t capacity = static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
   auto worst = steps.end();
   for (auto it = steps.begin(); it != steps.end(); ++it) {
-    if (it->second > capacity && (worst == steps.end() || it->second > worst->second)) worst = it;
+    if (it->steps > capacity && (worst == steps.end() || it->steps > worst->steps)) worst = it;
   }
   if (worst == steps.end()) return "";
-  const int64_t needed = (worst->second + channels - 1) / channels;
-  std::string out =
-      "rank " + std::to_string(worst->first.first) + " sends " + std::to_string(worst->second) +
-      " transfers to rank " + std::to_string(worst->first.second) + ", more than " +
-      std::to_string(channels) + " channels x " + std::to_string(o.max_steps_per_threadblock) +
-      " steps per threadblock hold (it needs at least " + std::to_string(needed) +
-      " steps per threadblock); it fits with a higher step limit (the classic "
-      "dialect allows 256 steps per threadblock)";
+  const int64_t needed = (worst->steps + channels - 1) / channels;
+  std::string out = "rank " + std::to_string(worst->pair.first) + " sends " +
+                    std::to_string(worst->steps) + " transfers to rank " +
+                    std::to_string(worst->pair.second) + ", more than " + std::to_string(channels) +
+                    " channels x " + std::to_string(o.max_steps_per_threadblock) +
+                    " steps per threadblock hold (it needs at least " + std::to_string(needed) +
+                    " steps per threadblock); it fits with a higher step limit (the classic "
+                    "dialect allows 256 steps per threadblock)";
   if (o.instances > 1) out += ", with fewer instances";
   return out + ", or with fewer, larger transfers (more chunks per send, or fewer chunks per rank)";
 }
