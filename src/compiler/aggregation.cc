@@ -108,7 +108,7 @@ TransferGroups transfer_groups(const Lowered& l) {
     keys.emplace_back(r.key.step, tr.src_rank, tr.dst_rank, static_cast<int>(r.type), tr.channel,
                       t);
   }
-  std::sort(keys.begin(), keys.end());
+  sort_in_runs(keys, [](const Key& k) { return std::get<0>(k); });
   auto same_group = [](const Key& a, const Key& b) {
     return std::get<0>(a) == std::get<0>(b) && std::get<1>(a) == std::get<1>(b) &&
            std::get<2>(a) == std::get<2>(b) && std::get<3>(a) == std::get<3>(b) &&
@@ -129,26 +129,28 @@ TransferGroups transfer_groups(const Lowered& l) {
 }
 
 RepeatedWrites::RepeatedWrites(const Lowered& l) {
-  std::vector<Slot> slots;
+  std::vector<SortKey128> slots;
+  slots.reserve(l.transfers.size());
   for (const Transfer& tr : l.transfers) {
     if (tr.removed) continue;
     const Instruction& r = l.instructions[tr.receiver];
-    for (int j = 0; j < r.count; ++j) {
-      slots.emplace_back(r.rank, r.key.step, static_cast<int>(r.dst.buffer), r.dst.index + j);
-    }
+    for (int j = 0; j < r.count; ++j) slots.push_back(slot(r, j));
   }
-  std::sort(slots.begin(), slots.end());
+  sort_in_runs(slots, [](SortKey128 slot) { return static_cast<uint64_t>(slot >> 96); });
   for (size_t i = 1; i < slots.size(); ++i) {
     if (slots[i] == slots[i - 1] && (repeated_.empty() || repeated_.back() != slots[i]))
       repeated_.push_back(slots[i]);
   }
 }
 
+SortKey128 RepeatedWrites::slot(const Instruction& r, int j) {
+  return pack(r.key.step, r.rank, static_cast<int>(r.dst.buffer), r.dst.index + j);
+}
+
 bool RepeatedWrites::touches(const Instruction& r) const {
   if (repeated_.empty()) return false;
   for (int j = 0; j < r.count; ++j) {
-    const Slot slot{r.rank, r.key.step, static_cast<int>(r.dst.buffer), r.dst.index + j};
-    if (std::binary_search(repeated_.begin(), repeated_.end(), slot)) return true;
+    if (std::binary_search(repeated_.begin(), repeated_.end(), slot(r, j))) return true;
   }
   return false;
 }

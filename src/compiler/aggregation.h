@@ -6,9 +6,9 @@
 // the same way.
 
 #include "compiler/lowered.h"
+#include "compiler/sort_key.h"
 
 #include <cstddef>
-#include <tuple>
 #include <vector>
 
 namespace ccsynth::compiler {
@@ -37,8 +37,9 @@ class RepeatedWrites {
   bool touches(const Instruction& r) const;
 
  private:
-  using Slot = std::tuple<int, int, int, int>;  // rank, step, buffer, index
-  std::vector<Slot> repeated_;                  // sorted
+  // The slot (step, rank, buffer, index) that chunk `j` of receive `r` writes, packed.
+  static SortKey128 slot(const Instruction& r, int j);
+  std::vector<SortKey128> repeated_;  // sorted
 };
 
 /// Merges contiguous same-step transfers and copies in place; merged ones are marked removed.

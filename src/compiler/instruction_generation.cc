@@ -1,7 +1,8 @@
 #include "compiler/instruction_generation.h"
 
 #include <algorithm>
-#include <map>
+#include <numeric>
+#include <span>
 #include <string>
 
 #include "ccsynth/core/error.h"
@@ -13,22 +14,24 @@ namespace {
 
 std::string op_field(size_t index) { return "ops[" + std::to_string(index) + "]"; }
 
+// Checks op `index`; the field is named only when it is wrong (a million ops are checked).
 void check_op(const Collective& c, const ChunkOp& op, size_t index) {
-  const std::string field = op_field(index);
+  auto fail = [&](const std::string& suffix, const std::string& reason) {
+    throw UserError("", op_field(index) + suffix, reason);
+  };
   if (op.src < 0 || op.src >= c.num_ranks || op.dst < 0 || op.dst >= c.num_ranks) {
-    throw UserError("", field, "rank outside 0.." + std::to_string(c.num_ranks - 1));
+    fail("", "rank outside 0.." + std::to_string(c.num_ranks - 1));
   }
-  if (op.src == op.dst) throw UserError("", field, "sends to itself");
-  if (op.count < 1) throw UserError("", field + ".count", "must be >= 1");
+  if (op.src == op.dst) fail("", "sends to itself");
+  if (op.count < 1) fail(".count", "must be >= 1");
   if (op.chunk < 0 || op.chunk + op.count > c.num_chunks()) {
-    throw UserError("", field + ".chunk",
-                    "chunks outside 0.." + std::to_string(c.num_chunks() - 1));
+    fail(".chunk", "chunks outside 0.." + std::to_string(c.num_chunks() - 1));
   }
-  if (op.step < 0) throw UserError("", field + ".step", "must be >= 0");
-  if (op.send_tb < -1) throw UserError("", field + ".send_tb", "must be >= 0 (or -1: any)");
-  if (op.recv_tb < -1) throw UserError("", field + ".recv_tb", "must be >= 0 (or -1: any)");
+  if (op.step < 0) fail(".step", "must be >= 0");
+  if (op.send_tb < -1) fail(".send_tb", "must be >= 0 (or -1: any)");
+  if (op.recv_tb < -1) fail(".recv_tb", "must be >= 0 (or -1: any)");
   if (op.kind == OpKind::kReduce && !c.combining) {
-    throw UserError("", field + ".kind", "reduce in the non-combining collective " + c.name);
+    fail(".kind", "reduce in the non-combining collective " + c.name);
   }
 }
 
@@ -107,7 +110,7 @@ void add_copy(Lowered& l, const FinalCopy& f, const OrderKey& key) {
 // buffer. The copies come before every op of the step in the order (op -1) but depend on
 // nothing, so the local threadblock runs them at once.
 void move_sent_values_home(Lowered& l, BufferAllocator& alloc, const Algorithm& algorithm, int step,
-                           const std::vector<int>& indices) {
+                           std::span<const int> indices) {
   int piece = 0;
   for (const int i : indices) {
     const ChunkOp& op = algorithm.ops[i];
@@ -115,6 +118,17 @@ void move_sent_values_home(Lowered& l, BufferAllocator& alloc, const Algorithm& 
       if (auto copy = alloc.move_home(op.src, k)) add_copy(l, *copy, {step, 0, -1, piece++});
     }
   }
+}
+
+// The op indices in step order, in index order within a step (ops usually come so already).
+std::vector<int> ops_by_step(const Algorithm& algorithm) {
+  std::vector<int> order(algorithm.ops.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto earlier = [&](int a, int b) { return algorithm.ops[a].step < algorithm.ops[b].step; };
+  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
+    std::stable_sort(order.begin(), order.end(), earlier);
+  }
+  return order;
 }
 
 }  // namespace
@@ -126,16 +140,19 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
   Lowered l;
   l.collective = c;
   l.inplace = inplace;
+  // At most one transfer (a send and a receive) per op chunk, plus the local copies.
+  l.transfers.reserve(algorithm.ops.size());
+  l.instructions.reserve(2 * algorithm.ops.size());
   BufferAllocator alloc(algorithm, inplace);
-  std::map<int, std::vector<int>> by_step;
-  for (size_t i = 0; i < algorithm.ops.size(); ++i) {
-    by_step[algorithm.ops[i].step].push_back(static_cast<int>(i));
-  }
+  const std::vector<int> by_step = ops_by_step(algorithm);
   int last_step = -1;
   std::vector<BufferRef> sources;  // reused from step to step
   std::vector<size_t> first;
   OpLocations at;
-  for (const auto& [step, indices] : by_step) {
+  for (size_t begin = 0, end = 0; begin < by_step.size(); begin = end) {
+    const int step = algorithm.ops[by_step[begin]].step;
+    while (end < by_step.size() && algorithm.ops[by_step[end]].step == step) ++end;
+    const std::span<const int> indices(by_step.data() + begin, end - begin);
     if (last_step >= 0) move_sent_values_home(l, alloc, algorithm, step, indices);
     // Phase 0: every op reads the value its source holds at the start of the step (kept flat:
     // op j's chunks are sources[first[j]..first[j + 1])).

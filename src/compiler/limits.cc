@@ -1,5 +1,7 @@
 #include "compiler/limits.h"
 
+#include "compiler/sort_key.h"
+
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -67,7 +69,7 @@ namespace {
 
 // Steps one (src, dst) pair needs in one instance.
 struct PairSteps {
-  std::pair<int, int> pair;
+  uint64_t pair;  // pack(src, dst)
   int64_t steps = 0;
 };
 
@@ -78,7 +80,7 @@ std::vector<PairSteps> pair_steps(const Lowered& l, bool per_chunk) {
   std::vector<PairSteps> each;  // one per transfer
   each.reserve(l.transfers.size());
   for (const Transfer& tr : l.transfers) {
-    if (!tr.removed) each.push_back({{tr.src_rank, tr.dst_rank}, per_chunk ? tr.count : 1});
+    if (!tr.removed) each.push_back({pack(tr.src_rank, tr.dst_rank), per_chunk ? tr.count : 1});
   }
   std::sort(each.begin(), each.end(),
             [](const PairSteps& a, const PairSteps& b) { return a.pair < b.pair; });
@@ -102,10 +104,10 @@ int64_t shortening_capacity(const Program& program, const Lowered& lowered, int 
                             int max_steps) {
   const std::vector<PairSteps> transfers = pair_steps(lowered, false);
   auto share_per_channel = [&](int src, int dst) -> int64_t {
-    const auto it = std::lower_bound(
-        transfers.begin(), transfers.end(), std::make_pair(src, dst),
-        [](const PairSteps& p, const std::pair<int, int>& key) { return p.pair < key; });
-    if (it == transfers.end() || it->pair != std::make_pair(src, dst) || capacity < 1) return 0;
+    const uint64_t pair = pack(src, dst);
+    const auto it = std::lower_bound(transfers.begin(), transfers.end(), pair,
+                                     [](const PairSteps& p, uint64_t key) { return p.pair < key; });
+    if (it == transfers.end() || it->pair != pair || capacity < 1) return 0;
     const int64_t channels = (it->steps + capacity - 1) / capacity;
     return (it->steps + channels - 1) / channels;
   };
@@ -132,10 +134,11 @@ std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o
   }
   if (worst == steps.end()) return "";
   const int64_t needed = (worst->steps + channels - 1) / channels;
-  std::string out = "rank " + std::to_string(worst->pair.first) + " sends " +
-                    std::to_string(worst->steps) + " transfers to rank " +
-                    std::to_string(worst->pair.second) + ", more than " + std::to_string(channels) +
-                    " channels x " + std::to_string(o.max_steps_per_threadblock) +
+  const int src = unpack_lo(worst->pair >> 32), dst = unpack_lo(worst->pair);
+  std::string out = "rank " + std::to_string(src) + " sends " + std::to_string(worst->steps) +
+                    " transfers to rank " + std::to_string(dst) + ", more than " +
+                    std::to_string(channels) + " channels x " +
+                    std::to_string(o.max_steps_per_threadblock) +
                     " steps per threadblock hold (it needs at least " + std::to_string(needed) +
                     " steps per threadblock); it fits with a higher step limit (the classic "
                     "dialect allows 256 steps per threadblock)";
