@@ -117,9 +117,9 @@ void scan_rank(const Lowered& l, const std::vector<int>& order, const std::vecto
 
 }  // namespace
 
-std::vector<std::vector<FusionCandidate>> find_fusion_candidates(const Lowered& l) {
+std::vector<std::vector<FusionCandidate>> find_fusion_candidates(
+    const Lowered& l, const std::vector<std::vector<int>>& orders) {
   std::vector<std::vector<FusionCandidate>> out(l.collective.num_ranks);
-  const auto orders = l.rank_orders();
   const auto posts = post_locations(l);
   ScanTables tables;
   tables.use_of.assign(l.instructions.size(), -1);

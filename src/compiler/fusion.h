@@ -21,7 +21,9 @@ struct FusionCandidate {
 
 /// Finds every rank's candidates (at most one send per receive: the earliest), in the order
 /// of their receives. They depend only on the instructions, not on channels or threadblocks.
-std::vector<std::vector<FusionCandidate>> find_fusion_candidates(const Lowered& lowered);
+/// `rank_orders`: Lowered::rank_orders() of `lowered`.
+std::vector<std::vector<FusionCandidate>> find_fusion_candidates(
+    const Lowered& lowered, const std::vector<std::vector<int>>& rank_orders);
 
 /// Fuses the candidates of `rank` (`candidates`, in receive order) whose receive and send
 /// connections share one of its `planned` threadblocks, except receives listed in `no_fuse`

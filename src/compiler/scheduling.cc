@@ -221,8 +221,12 @@ class CapacitySchedule {
 SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse) {
   SchedulingIndex index;
   index.ranks = index_ranks(lowered);
-  if (fuse) index.candidates = find_fusion_candidates(lowered);
+  if (fuse) add_fusion_candidates(index, lowered);
   return index;
+}
+
+void add_fusion_candidates(SchedulingIndex& index, const Lowered& lowered) {
+  index.candidates = find_fusion_candidates(lowered, index.ranks.instructions);
 }
 
 std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,

@@ -30,6 +30,9 @@ struct SchedulingIndex {
 /// Indexes `lowered` for schedule().
 SchedulingIndex index_for_scheduling(const Lowered& lowered, bool fuse);
 
+/// Adds the fusion candidates to an index made without them.
+void add_fusion_candidates(SchedulingIndex& index, const Lowered& lowered);
+
 /// Which ranks a deadlock-fix round schedules again: those the fixes changed (the compiler's
 /// way), or every rank (the reference the tests compare it with; same program, slower).
 enum class Rescheduling { kChangedRanks, kEveryRank };
