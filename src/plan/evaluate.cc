@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <limits>
 #include <mutex>
 #include <numeric>
@@ -35,6 +36,12 @@ constexpr double kBoundSlack = 1e-9;
 // rfs:8x8x8; docs/compiler.md). Within the default budget (kDefaultMemoryBudgetBytes), at
 // thousands of ranks evaluations run one at a time.
 constexpr double kBytesPerOpInFlight = 1000;
+// The last variant of a race, when its program has at least this many steps, is verified
+// beside its simulation as soon as a thread is idle, before it is known to win: verification
+// is a long serial stage at thousands of ranks (the winner's took 1.5 s of the 1024-rank mesh
+// allgather after the race, with the other core idle), and the last variant is often the
+// winner (the unfused one there). Smaller programs are verified only once they win.
+constexpr int64_t kVerifyBesideSimulationSteps = 100000;
 
 // How many evaluations of an algorithm of `ops` ops fit in `budget_bytes` at once (at least 1).
 size_t evaluations_in_memory(size_t ops, int64_t budget_bytes) {
@@ -162,11 +169,15 @@ class VariantRace {
               std::vector<std::vector<double>> bounds, size_t variant_count)
       : hold_programs_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 ||
                        variant_count == 1),
+        verify_beside_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 &&
+                       !o.sizes.empty()),
+        threads_(o.threads > 0 ? o.threads : hardware_threads()),
         algorithm_(algorithm),
         o_(o),
         protocols_(std::move(protocols)),
         bounds_(std::move(bounds)),
         variant_count_(variant_count),
+        unstarted_(variant_count),
         best_us_(o.sizes.size(), kPruned),
         dropped_(protocols_.size()) {}
 
@@ -180,6 +191,7 @@ class VariantRace {
            const compiler::Lowering* lowering, std::optional<Program>* twin = nullptr,
            bool keep_twin = false) {
     options.protocol = protocols_.front();
+    const bool last = --unstarted_ == 0;  // no other variant compiles after this one
     Program program;
     try {
       if (lowering != nullptr) {
@@ -190,7 +202,7 @@ class VariantRace {
         program = compile(options);
       }
     } catch (const UserError& e) {
-      fail(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
+      record_failure(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
       return false;
     }
     if (twin != nullptr && *twin && sim::simulate_alike(**twin, program)) {
@@ -201,7 +213,19 @@ class VariantRace {
       twin->reset();
       if (keep_twin) *twin = program;
     }
+    std::atomic<bool> simulated{false};
+    std::future<std::optional<verify::VerifyReport>> early;
+    if (last && verify_beside_ && program.total_steps() >= kVerifyBesideSimulationSteps)
+      early = verify_when_idle(program, options, simulated);
     std::vector<Variant> pairs = simulate_protocols(program, options, position);
+    if (early.valid()) {
+      simulated = true;
+      wake_idle_waiters();
+      if (const std::optional<verify::VerifyReport> report = early.get()) {
+        for (Variant& v : pairs)
+          if (!v.report) v.report = *report;
+      }
+    }
     const std::lock_guard<std::mutex> lock(mutex_);
     const size_t first = variants_.size();
     for (Variant& v : pairs) {
@@ -227,14 +251,11 @@ class VariantRace {
            std::any_of(variants_.begin(), variants_.end(), [](const Variant& v) { return v.ok(); });
   }
 
-  // Records that variant `attempt` could not be compiled (over the runtime limits): the last
+  // Records that variant `attempt` could not be lowered (over the runtime limits): the last
   // such error in the order is the one reported when no variant compiles.
   void fail(size_t attempt, const UserError& e) {
-    ++failures_;
-    const std::lock_guard<std::mutex> lock(mutex_);
-    if (last_failure_ && failed_attempt_ > attempt) return;
-    last_failure_ = e;
-    failed_attempt_ = attempt;
+    --unstarted_;
+    record_failure(attempt, e);
   }
 
   void count_lowering(double seconds) { lowering_s_ += seconds; }
@@ -282,6 +303,30 @@ class VariantRace {
   }
 
  private:
+  // fail() for a variant that add() started (its compilation failed).
+  void record_failure(size_t attempt, const UserError& e) {
+    ++failures_;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (last_failure_ && failed_attempt_ > attempt) return;
+    last_failure_ = e;
+    failed_attempt_ = attempt;
+  }
+
+  // Verifies `program` on a thread of its own as soon as fewer threads than allowed are busy,
+  // unless `simulated` is set first (then nullopt). The simulation beside it only relabels the
+  // program's protocol, which the verifier does not read.
+  std::future<std::optional<verify::VerifyReport>> verify_when_idle(
+      const Program& program, const compiler::CompileOptions& options,
+      const std::atomic<bool>& simulated) {
+    return std::async(
+        std::launch::async,
+        [this, &program, options, &simulated]() -> std::optional<verify::VerifyReport> {
+          if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
+          const BusyThread counted;
+          return verify_counted(program, options);
+        });
+  }
+
   // The compiled `program` of variant `position` (compiled as `options`) in every protocol
   // (the first only without sizes): one pair each, simulated where it can win.
   std::vector<Variant> simulate_protocols(Program& program, const compiler::CompileOptions& options,
@@ -522,12 +567,15 @@ class VariantRace {
   // A single variant's program is always held (no other one is compiled beside it): the nccl
   // reference at 4096 ranks was compiled twice, 128 s each.
   const bool hold_programs_;
+  const bool verify_beside_;  // whether verify_if_idle may verify beside a simulation
+  const int threads_;         // threads the evaluation may use
   const Algorithm& algorithm_;
   const EvaluateOptions& o_;
   const std::vector<Protocol> protocols_;
   const std::vector<std::vector<double>> bounds_;  // per protocol, per size
   const size_t variant_count_;
-  mutable std::mutex mutex_;  // guards what add() shares: variants, best times, held program
+  std::atomic<size_t> unstarted_;  // variants neither added nor failed yet
+  mutable std::mutex mutex_;       // guards what add() shares: variants, best times, held program
   std::vector<Variant> variants_;
   std::vector<double> best_us_;  // per size the best time simulated so far (kPruned: none)
   std::vector<std::optional<UserError>> dropped_;  // per protocol, why it left the race

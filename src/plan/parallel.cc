@@ -2,16 +2,54 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 namespace ccsynth::plan {
 
+namespace {
+
+std::atomic<int> busy{0};
+thread_local bool thread_counted = false;
+std::mutex idle_mutex;  // with idle_changed: wait_for_idle_thread()
+std::condition_variable idle_changed;
+
+}  // namespace
+
+BusyThread::BusyThread() : counted_(!thread_counted) {
+  if (!counted_) return;
+  thread_counted = true;
+  ++busy;
+}
+
+BusyThread::~BusyThread() {
+  if (!counted_) return;
+  thread_counted = false;
+  --busy;
+  wake_idle_waiters();
+}
+
+int busy_threads() { return busy.load(); }
+
+bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up) {
+  std::unique_lock<std::mutex> lock(idle_mutex);
+  idle_changed.wait(lock, [&] { return busy.load() < threads || give_up.load(); });
+  return !give_up.load();
+}
+
+void wake_idle_waiters() {
+  { const std::lock_guard<std::mutex> lock(idle_mutex); }
+  idle_changed.notify_all();
+}
+
 void parallel_for(int threads, size_t count, const std::function<void(size_t)>& job) {
   std::vector<std::exception_ptr> errors(count);
   std::atomic<size_t> next{0};
   auto worker = [&] {
+    const BusyThread counted;
     for (size_t i = next++; i < count; i = next++) {
       try {
         job(i);

@@ -2,6 +2,7 @@
 // The planner's small thread pool (private to src/plan): the tuner's variant compilations and
 // simulations, and the planner's variants and nccl reference, run on it.
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 
@@ -15,5 +16,29 @@ void parallel_for(int threads, size_t count, const std::function<void(size_t)>& 
 
 /// The machine's hardware threads (at least 1).
 int hardware_threads();
+
+/// How many threads are running parallel_for jobs now, over every pool of the process (a thread
+/// running a job that runs a nested pool counts once), plus those in a BusyThread.
+int busy_threads();
+
+/// Waits until fewer than `threads` threads are busy (true) or `give_up` is set and
+/// wake_idle_waiters() called (false).
+bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up);
+
+/// Wakes wait_for_idle_thread() to look at its `give_up` again.
+void wake_idle_waiters();
+
+/// Counts the calling thread in busy_threads() while it lives (once, however nested): for work
+/// started beside the pools' jobs.
+class BusyThread {
+ public:
+  BusyThread();
+  ~BusyThread();
+  BusyThread(const BusyThread&) = delete;
+  BusyThread& operator=(const BusyThread&) = delete;
+
+ private:
+  bool counted_;
+};
 
 }  // namespace ccsynth::plan
