@@ -125,6 +125,21 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Sets `give_up` and wakes wait_for_idle_thread() when destroyed.
+class GiveUpOnExit {
+ public:
+  explicit GiveUpOnExit(std::atomic<bool>& give_up) : give_up_(give_up) {}
+  GiveUpOnExit(const GiveUpOnExit&) = delete;
+  GiveUpOnExit& operator=(const GiveUpOnExit&) = delete;
+  ~GiveUpOnExit() {
+    give_up_ = true;
+    wake_idle_waiters();
+  }
+
+ private:
+  std::atomic<bool>& give_up_;
+};
+
 // Adds the seconds from its construction to its destruction to `total`.
 class StageTimer {
  public:
@@ -213,17 +228,22 @@ class VariantRace {
       twin->reset();
       if (keep_twin) *twin = program;
     }
-    std::atomic<bool> simulated{false};
-    std::future<std::optional<verify::VerifyReport>> early;
-    if (last && verify_beside_ && program.total_steps() >= kVerifyBesideSimulationSteps)
-      early = verify_when_idle(program, options, simulated);
-    std::vector<Variant> pairs = simulate_protocols(program, options, position);
-    if (early.valid()) {
-      simulated = true;
-      wake_idle_waiters();
-      if (const std::optional<verify::VerifyReport> report = early.get()) {
-        for (Variant& v : pairs)
-          if (!v.report) v.report = *report;
+    std::vector<Variant> pairs;
+    {
+      std::atomic<bool> simulated{false};
+      std::future<std::optional<verify::VerifyReport>> early;
+      if (last && verify_beside_ && program.total_steps() >= kVerifyBesideSimulationSteps)
+        early = verify_when_idle(program, options, simulated);
+      // Set before `early` waits for its verification, however this scope is left.
+      const GiveUpOnExit stop_waiting(simulated);
+      pairs = simulate_protocols(program, options, position);
+      if (early.valid()) {
+        simulated = true;
+        wake_idle_waiters();
+        if (const std::optional<verify::VerifyReport> report = early.get()) {
+          for (Variant& v : pairs)
+            if (!v.report) v.report = *report;
+        }
       }
     }
     const std::lock_guard<std::mutex> lock(mutex_);

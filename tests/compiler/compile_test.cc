@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <random>
 #include <string>
 #include <tuple>
 
@@ -14,6 +15,7 @@
 #include "ccsynth/verify/verify_program.h"
 #include "compiler/deadlock_check.h"
 #include "compiler/limits.h"
+#include "compiler/sort_key.h"
 #include "test_algorithms.h"
 
 namespace ccsynth::compiler {
@@ -866,6 +868,37 @@ TEST(Lowering, OptionsThatChangeTheLoweringAreRefused) {
   CompileOptions two;
   two.instances = 2;
   EXPECT_FALSE(lowering.matches(two));
+}
+
+// Packed keys sort like the tuples of ints they pack, negative ones included.
+TEST(SortKey, PackedKeysSortLikeTheirTuples) {
+  const std::vector<int> values = {-2147483647 - 1, -5, -1, 0, 1, 7, 2147483647};
+  for (const int a : values) {
+    for (const int b : values) {
+      EXPECT_EQ(pack(a, 0) < pack(b, 0), a < b) << a << " " << b;
+      EXPECT_EQ(pack(3, a) < pack(3, b), a < b) << a << " " << b;
+      EXPECT_EQ(pack(a, b, -1, 2) < pack(b, a, -1, 2), std::make_pair(a, b) < std::make_pair(b, a));
+      EXPECT_EQ(pack(0, 0, a, b) < pack(0, 0, b, a), std::make_pair(a, b) < std::make_pair(b, a));
+    }
+    EXPECT_EQ(unpack_lo(pack(9, a)), a);
+  }
+}
+
+// Sorting in runs of one lead value gives std::sort's order, whether the runs come in
+// increasing order (sorted one by one) or not (sorted at once).
+TEST(SortKey, SortingInRunsGivesTheSortedOrder) {
+  std::mt19937 random(7);
+  for (const bool runs_in_order : {true, false}) {
+    std::vector<std::pair<int, int>> keys;
+    for (int step = 0; step < 50; ++step) {
+      const int lead = runs_in_order ? step : (step * 17) % 50;
+      for (int k = 0; k < 40; ++k) keys.emplace_back(lead, static_cast<int>(random() % 100) - 50);
+    }
+    std::vector<std::pair<int, int>> expected = keys;
+    std::sort(expected.begin(), expected.end());
+    sort_in_runs(keys, [](const std::pair<int, int>& k) { return k.first; });
+    EXPECT_EQ(keys, expected) << runs_in_order;
+  }
 }
 
 }  // namespace

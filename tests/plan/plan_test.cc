@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
+#include <thread>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/formats/msccl_xml.h"
@@ -250,6 +252,57 @@ TEST(Parallel, RunsEveryJobOnceAndRethrowsTheFirstError) {
       EXPECT_NE(std::string(e.what()).find('3'), std::string::npos) << e.what();
     }
   }
+}
+
+// A thread running pool jobs counts once in busy_threads(), however deeply the pools nest, and
+// not after its jobs; wait_for_idle_thread() returns at once when fewer are busy, and gives up
+// when told to while every thread is busy.
+TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
+  ASSERT_EQ(busy_threads(), 0);
+  std::atomic<int> most{0};
+  parallel_for(1, 2, [&](size_t) {
+    parallel_for(1, 2, [&](size_t) { most = std::max(most.load(), busy_threads()); });
+  });
+  EXPECT_EQ(most.load(), 1);
+  EXPECT_EQ(busy_threads(), 0);
+  std::atomic<bool> give_up{false};
+  EXPECT_TRUE(wait_for_idle_thread(1, give_up));
+  bool waited = true;
+  parallel_for(1, 1, [&](size_t) {
+    std::thread waiter([&] { waited = wait_for_idle_thread(1, give_up); });
+    give_up = true;
+    wake_idle_waiters();
+    waiter.join();
+  });
+  EXPECT_FALSE(waited);
+  EXPECT_EQ(busy_threads(), 0);
+}
+
+// A race of programs large enough for the last one to be verified beside its simulation
+// (tacos on the 16x16 mesh: 130K steps) keeps the same winner, times and verdict with one
+// thread (never beside) and two; only correct programs are kept.
+TEST(Evaluate, VerifyingTheLastVariantBesideItsSimulationKeepsTheOutcome) {
+  const Topology t = topologies::make_builtin("mesh2d:16x16");
+  const Algorithm a = tacos_allgather(t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kMiB};
+  VariantSpace space;
+  space.schedule_orders = {false};
+  eo.threads = 1;
+  const Evaluated one = evaluate_variants(a, {}, space, eo);
+  eo.threads = 2;
+  const Evaluated two = evaluate_variants(a, {}, space, eo);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(two.ok());
+  EXPECT_GE(two.program.total_steps(), 100000);
+  EXPECT_EQ(two.options.fuse, one.options.fuse);
+  ASSERT_EQ(two.results.size(), 1u);
+  EXPECT_EQ(two.results[0].time_us, one.results[0].time_us);
+  EXPECT_EQ(one.stages.program_verifications, 1);
+  EXPECT_GE(two.stages.program_verifications, 1);
+  EXPECT_LE(two.stages.program_verifications, 2);  // the last one beside, then the winner
+  EXPECT_TRUE(verify::verify_program(two.program).ok());
 }
 
 // At thousands of ranks the evaluations run one at a time (memory), at small sizes as many as
