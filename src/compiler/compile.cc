@@ -110,7 +110,7 @@ struct Lowering::State {
   // Compilations may run on several threads at once.
   const SchedulingIndex& index(bool fuse) {
     const std::lock_guard<std::mutex> lock(index_mutex);
-    if (!scheduling_index) scheduling_index = index_for_scheduling(lowered, fuse);
+    if (!scheduling_index) scheduling_index = index_for_scheduling(lowered, false);
     if (fuse && !has_candidates) add_fusion_candidates(*scheduling_index, lowered);
     has_candidates = has_candidates || fuse;
     return *scheduling_index;
