@@ -587,7 +587,7 @@ class VariantRace {
   // A single variant's program is always held (no other one is compiled beside it): the nccl
   // reference at 4096 ranks was compiled twice, 128 s each.
   const bool hold_programs_;
-  const bool verify_beside_;  // whether verify_if_idle may verify beside a simulation
+  const bool verify_beside_;  // whether verify_when_idle may verify beside a simulation
   const int threads_;         // threads the evaluation may use
   const Algorithm& algorithm_;
   const EvaluateOptions& o_;
