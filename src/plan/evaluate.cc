@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <limits>
 #include <mutex>
@@ -140,6 +141,53 @@ class GiveUpOnExit {
   std::atomic<bool>& give_up_;
 };
 
+// The next variant of a lowering group, offered while the group's thread simulates the one
+// before it (compiled, its program kept as the twin): a thread that falls idle meanwhile (the
+// nccl reference's, once done) compiles and races it beside that simulation, unless the group's
+// thread, done first, takes it back. In the 1024-rank mesh allgather the unfused variant's
+// compilation and simulation waited for the fused one's simulation while the reference's
+// thread had nothing left to do.
+class HandOver {
+ public:
+  HandOver() = default;
+  HandOver(const HandOver&) = delete;
+  HandOver& operator=(const HandOver&) = delete;
+  ~HandOver() {
+    give_up_ = true;
+    wake_idle_waiters();  // the helper's future then waits for it to return
+  }
+
+  // Runs `run` on a thread of its own once fewer than `threads` threads are busy, unless
+  // taken_by_helper() is called first.
+  void offer(int threads, std::function<void()> run) {
+    helper_ = std::async(std::launch::async, [this, threads, run = std::move(run)] {
+      if (!wait_for_idle_thread(threads, give_up_) || taken_.exchange(true)) return;
+      const BusyThread counted;
+      run();
+    });
+  }
+
+  // Called by the group's thread when it is ready for the next variant: whether the helper took
+  // it (then it has raced it by now; its error, if any, is rethrown here).
+  bool taken_by_helper() {
+    if (!helper_.valid()) return false;
+    give_up_ = true;
+    wake_idle_waiters();
+    if (!taken_.exchange(true)) {
+      helper_.get();  // it gave up, or is about to
+      return false;
+    }
+    const WaitingThread waiting;  // an idle core for the helper's verification beside
+    helper_.get();
+    return true;
+  }
+
+ private:
+  std::atomic<bool> give_up_{false};
+  std::atomic<bool> taken_{false};
+  std::future<void> helper_;
+};
+
 // Adds the seconds from its construction to its destruction to `total`.
 class StageTimer {
  public:
@@ -202,9 +250,11 @@ class VariantRace {
   // `twin`: the program an earlier variant of the same lowering compiled to, if kept; one that
   // simulates alike is not raced (it would tie with that earlier variant everywhere and lose
   // every tie, with the same verdict), and `keep_twin` keeps this program there for the next.
+  // `compiled` (if any) is called once the program is compiled and `twin` updated, before the
+  // simulations.
   bool add(compiler::CompileOptions options, size_t position, size_t attempt,
            const compiler::Lowering* lowering, std::optional<Program>* twin = nullptr,
-           bool keep_twin = false) {
+           bool keep_twin = false, const std::function<void()>& compiled = {}) {
     options.protocol = protocols_.front();
     const bool last = --unstarted_ == 0;  // no other variant compiles after this one
     Program program;
@@ -228,6 +278,7 @@ class VariantRace {
       twin->reset();
       if (keep_twin) *twin = program;
     }
+    if (compiled) compiled();
     std::vector<Variant> pairs;
     {
       std::atomic<bool> simulated{false};
@@ -728,10 +779,21 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   // A group's variants often compile to the same program (fusion finds nothing to fuse, e.g.
   // trees' allgather): it is kept to compare with the next one where two programs fit in memory.
   const bool twins_fit = evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1;
+  // A group's next variant may be handed to a thread that falls idle (HandOver) where two
+  // evaluations fit in memory.
+  const int allowed_threads = o.threads > 0 ? o.threads : hardware_threads();
+  const bool hand_over = twins_fit && !o.sizes.empty() && !o.compile && allowed_threads > 1;
   parallel_for(threads, groups.size(), [&](size_t g) {
     std::optional<compiler::Lowering> lowering;  // none with a test's compiler
     std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
     std::optional<Program> twin;  // the group's last compiled program, while another follows
+    // Races member `m` of the group from `lowering`; `compiled` as in VariantRace::add.
+    auto add_member = [&](size_t m, const std::function<void()>& compiled) {
+      const size_t k = groups[g][m];
+      const bool another_follows = m + 1 < groups[g].size();
+      race.add(variants[k], k, k, lowering ? &*lowering : nullptr, &twin,
+               another_follows && twins_fit, compiled);
+    };
     for (size_t member = 0; member < groups[g].size(); ++member) {
       const size_t k = groups[g][member];
       if (race.settled()) return;
@@ -753,8 +815,15 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
           continue;
         }
       }
-      const bool another_follows = member + 1 < groups[g].size();
-      race.add(options, k, k, lowering ? &*lowering : nullptr, &twin, another_follows && twins_fit);
+      HandOver next;
+      std::function<void()> offer_next;
+      if (hand_over && lowering && member + 1 < groups[g].size()) {
+        offer_next = [&, member] {
+          next.offer(allowed_threads, [&, member] { add_member(member + 1, {}); });
+        };
+      }
+      add_member(member, offer_next);
+      if (next.taken_by_helper()) ++member;
     }
   });
   if (race.empty() && race.last_failure()) throw *race.last_failure();

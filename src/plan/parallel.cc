@@ -32,6 +32,19 @@ BusyThread::~BusyThread() {
   wake_idle_waiters();
 }
 
+WaitingThread::WaitingThread() : was_counted_(thread_counted) {
+  if (!was_counted_) return;
+  thread_counted = false;
+  --busy;
+  wake_idle_waiters();
+}
+
+WaitingThread::~WaitingThread() {
+  if (!was_counted_) return;
+  thread_counted = true;
+  ++busy;
+}
+
 int busy_threads() { return busy.load(); }
 
 bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up) {

@@ -28,6 +28,19 @@ bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up);
 /// Wakes wait_for_idle_thread() to look at its `give_up` again.
 void wake_idle_waiters();
 
+/// Leaves the calling thread out of busy_threads() while it lives: a busy thread that only
+/// waits for another one.
+class WaitingThread {
+ public:
+  WaitingThread();
+  ~WaitingThread();
+  WaitingThread(const WaitingThread&) = delete;
+  WaitingThread& operator=(const WaitingThread&) = delete;
+
+ private:
+  bool was_counted_;
+};
+
 /// Counts the calling thread in busy_threads() while it lives (once, however nested): for work
 /// started beside the pools' jobs.
 class BusyThread {

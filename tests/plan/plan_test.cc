@@ -255,8 +255,8 @@ TEST(Parallel, RunsEveryJobOnceAndRethrowsTheFirstError) {
 }
 
 // A thread running pool jobs counts once in busy_threads(), however deeply the pools nest, and
-// not after its jobs; wait_for_idle_thread() returns at once when fewer are busy, and gives up
-// when told to while every thread is busy.
+// not after its jobs or while it only waits (WaitingThread); wait_for_idle_thread() returns at
+// once when fewer are busy, and gives up when told to while every thread is busy.
 TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
   ASSERT_EQ(busy_threads(), 0);
   std::atomic<int> most{0};
@@ -276,6 +276,17 @@ TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
   });
   EXPECT_FALSE(waited);
   EXPECT_EQ(busy_threads(), 0);
+  // A busy thread that only waits for another one is not counted meanwhile.
+  parallel_for(1, 1, [&](size_t) {
+    EXPECT_EQ(busy_threads(), 1);
+    {
+      const WaitingThread waiting;
+      EXPECT_EQ(busy_threads(), 0);
+      give_up = false;
+      EXPECT_TRUE(wait_for_idle_thread(1, give_up));
+    }
+    EXPECT_EQ(busy_threads(), 1);
+  });
 }
 
 // A race of programs large enough for the last one to be verified beside its simulation
