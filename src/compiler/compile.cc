@@ -92,6 +92,7 @@ Lowered lower(const Algorithm& algorithm, const CompileOptions& options,
     gather_strays(lowered, options.max_count);
     aggregate(lowered, options.max_count);
   }
+  group_by_rank(lowered);
   return lowered;
 }
 

@@ -40,4 +40,22 @@ RankIndex index_ranks(const Lowered& l) {
   return index;
 }
 
+void group_by_rank(Lowered& l) {
+  std::vector<int> next(l.collective.num_ranks + 1, 0);  // per rank its next new index
+  for (const Instruction& in : l.instructions) ++next[in.rank + 1];
+  for (size_t r = 1; r < next.size(); ++r) next[r] += next[r - 1];
+  std::vector<int> moved_to(l.instructions.size());
+  std::vector<Instruction> grouped(l.instructions.size());
+  for (size_t i = 0; i < l.instructions.size(); ++i) {
+    const int at = next[l.instructions[i].rank]++;
+    moved_to[i] = at;
+    grouped[at] = l.instructions[i];
+  }
+  l.instructions = std::move(grouped);
+  for (Transfer& t : l.transfers) {
+    if (t.sender >= 0) t.sender = moved_to[t.sender];
+    if (t.receiver >= 0) t.receiver = moved_to[t.receiver];
+  }
+}
+
 }  // namespace ccsynth::compiler

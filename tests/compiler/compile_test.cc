@@ -15,6 +15,7 @@
 #include "ccsynth/verify/verify_program.h"
 #include "compiler/deadlock_check.h"
 #include "compiler/limits.h"
+#include "compiler/lowered.h"
 #include "compiler/sort_key.h"
 #include "test_algorithms.h"
 
@@ -898,6 +899,44 @@ TEST(SortKey, SortingInRunsGivesTheSortedOrder) {
     std::sort(expected.begin(), expected.end());
     sort_in_runs(keys, [](const std::pair<int, int>& k) { return k.first; });
     EXPECT_EQ(keys, expected) << runs_in_order;
+  }
+}
+
+// Grouping by rank puts each rank's instructions together in their order before, and every
+// transfer's ends still name the same instructions.
+TEST(GroupByRank, KeepsEachRanksOrderAndTheTransfersEnds) {
+  Lowered l;
+  l.collective = make_collective(CollectiveKind::kAllGather, 3, 1);
+  auto add = [&l](int rank, int step) {
+    Instruction in;
+    in.rank = rank;
+    in.key = {step, 0, static_cast<int>(l.instructions.size()), 0};
+    l.instructions.push_back(in);
+    return static_cast<int>(l.instructions.size()) - 1;
+  };
+  for (int step = 0; step < 4; ++step) {
+    for (int src = 0; src < 3; ++src) {
+      Transfer t;
+      t.src_rank = src;
+      t.dst_rank = (src + 1) % 3;
+      t.sender = add(t.src_rank, step);
+      t.receiver = add(t.dst_rank, step);
+      l.transfers.push_back(t);
+    }
+  }
+  const Lowered before = l;
+  group_by_rank(l);
+  ASSERT_EQ(l.instructions.size(), before.instructions.size());
+  for (size_t i = 1; i < l.instructions.size(); ++i) {
+    const Instruction& a = l.instructions[i - 1];
+    const Instruction& b = l.instructions[i];
+    EXPECT_TRUE(a.rank < b.rank || (a.rank == b.rank && a.key.op < b.key.op)) << i;
+  }
+  for (size_t t = 0; t < l.transfers.size(); ++t) {
+    EXPECT_EQ(l.instructions[l.transfers[t].sender].key,
+              before.instructions[before.transfers[t].sender].key);
+    EXPECT_EQ(l.instructions[l.transfers[t].receiver].key,
+              before.instructions[before.transfers[t].receiver].key);
   }
 }
 
