@@ -75,7 +75,10 @@ void parallel_for(int threads, size_t count, const std::function<void(size_t)>& 
   for (size_t t = 1; t < std::min<size_t>(std::max(threads, 1), count); ++t)
     pool.emplace_back(worker);
   worker();
-  for (std::thread& t : pool) t.join();
+  {
+    const WaitingThread waiting;  // its jobs are done: a core for others while the pool finishes
+    for (std::thread& t : pool) t.join();
+  }
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }

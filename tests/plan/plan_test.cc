@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -287,6 +288,34 @@ TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
     }
     EXPECT_EQ(busy_threads(), 1);
   });
+  // A thread whose jobs are done is not busy while its pool finishes, even inside an outer
+  // pool's job: job 1 sees an idle thread whichever thread ran job 0 (a watchdog gives up after
+  // 20 s instead of hanging).
+  for (int repeat = 0; repeat < 20; ++repeat) {
+    std::atomic<bool> watchdog_fired{false};
+    std::atomic<bool> saw_idle{false};
+    std::atomic<bool> job_1_started{false};
+    parallel_for(1, 1, [&](size_t) {
+      parallel_for(2, 2, [&](size_t job) {
+        if (job == 0) {  // ends once job 1 runs on the other thread
+          while (!job_1_started) std::this_thread::yield();
+          return;
+        }
+        job_1_started = true;
+        std::thread watchdog([&] {
+          for (int i = 0; i < 200 && !saw_idle; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          if (!saw_idle) {
+            watchdog_fired = true;
+            wake_idle_waiters();
+          }
+        });
+        saw_idle = wait_for_idle_thread(2, watchdog_fired);
+        watchdog.join();
+      });
+    });
+    EXPECT_TRUE(saw_idle) << repeat;
+  }
 }
 
 // A race of programs large enough for the last one to be verified beside its simulation
