@@ -126,16 +126,13 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
-// Sets `give_up` and wakes wait_for_idle_thread() when destroyed.
+// Calls give_up_waiting() on `give_up` when destroyed.
 class GiveUpOnExit {
  public:
   explicit GiveUpOnExit(std::atomic<bool>& give_up) : give_up_(give_up) {}
   GiveUpOnExit(const GiveUpOnExit&) = delete;
   GiveUpOnExit& operator=(const GiveUpOnExit&) = delete;
-  ~GiveUpOnExit() {
-    give_up_ = true;
-    wake_idle_waiters();
-  }
+  ~GiveUpOnExit() { give_up_waiting(give_up_); }
 
  private:
   std::atomic<bool>& give_up_;
@@ -152,10 +149,7 @@ class HandOver {
   HandOver() = default;
   HandOver(const HandOver&) = delete;
   HandOver& operator=(const HandOver&) = delete;
-  ~HandOver() {
-    give_up_ = true;
-    wake_idle_waiters();  // the helper's future then waits for it to return
-  }
+  ~HandOver() { give_up_waiting(give_up_); }  // the helper's future then waits for it
 
   // Runs `run` on a thread of its own once fewer than `threads` threads are busy, unless
   // taken_by_helper() is called first.
@@ -171,8 +165,7 @@ class HandOver {
   // it (then it has raced it by now; its error, if any, is rethrown here).
   bool taken_by_helper() {
     if (!helper_.valid()) return false;
-    give_up_ = true;
-    wake_idle_waiters();
+    give_up_waiting(give_up_);
     if (!taken_.exchange(true)) {
       helper_.get();  // it gave up, or is about to
       return false;
@@ -234,7 +227,7 @@ class VariantRace {
                        variant_count == 1),
         verify_beside_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 &&
                        !o.sizes.empty()),
-        threads_(o.threads > 0 ? o.threads : hardware_threads()),
+        threads_(thread_limit(o.threads)),
         algorithm_(algorithm),
         o_(o),
         protocols_(std::move(protocols)),
@@ -285,12 +278,13 @@ class VariantRace {
       std::future<std::optional<verify::VerifyReport>> early;
       if (last && verify_beside_ && program.total_steps() >= kVerifyBesideSimulationSteps)
         early = verify_when_idle(program, options, simulated);
-      // Set before `early` waits for its verification, however this scope is left.
-      const GiveUpOnExit stop_waiting(simulated);
-      pairs = simulate_protocols(program, options, position);
+      {
+        // A verification not started by the end of the simulation gives up, before `early`
+        // waits for it, however this scope is left.
+        const GiveUpOnExit stop_waiting(simulated);
+        pairs = simulate_protocols(program, options, position);
+      }
       if (early.valid()) {
-        simulated = true;
-        wake_idle_waiters();
         if (const std::optional<verify::VerifyReport> report = early.get()) {
           for (Variant& v : pairs)
             if (!v.report) v.report = *report;
@@ -728,7 +722,7 @@ bool one_evaluation_at_a_time(size_t ops, int64_t memory_budget_bytes) {
 }
 
 int concurrent_evaluations(int threads, size_t jobs, size_t ops, int64_t memory_budget_bytes) {
-  const size_t wanted = threads > 0 ? static_cast<size_t>(threads) : hardware_threads();
+  const auto wanted = static_cast<size_t>(thread_limit(threads));
   const size_t fit = evaluations_in_memory(ops, memory_budget_bytes);
   return static_cast<int>(std::max<size_t>(1, std::min({jobs, wanted, fit})));
 }
@@ -781,7 +775,7 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   const bool twins_fit = evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1;
   // A group's next variant may be handed to a thread that falls idle (HandOver) where two
   // evaluations fit in memory.
-  const int allowed_threads = o.threads > 0 ? o.threads : hardware_threads();
+  const int allowed_threads = thread_limit(o.threads);
   const bool hand_over = twins_fit && !o.sizes.empty() && !o.compile && allowed_threads > 1;
   parallel_for(threads, groups.size(), [&](size_t g) {
     std::optional<compiler::Lowering> lowering;  // none with a test's compiler

@@ -17,32 +17,38 @@ thread_local bool thread_counted = false;
 std::mutex idle_mutex;  // with idle_changed: wait_for_idle_thread()
 std::condition_variable idle_changed;
 
+void wake_idle_waiters() {
+  { const std::lock_guard<std::mutex> lock(idle_mutex); }
+  idle_changed.notify_all();
+}
+
+// Counts the calling thread in busy_threads() or leaves it out (then waiters may go on).
+void count_thread(bool counted) {
+  thread_counted = counted;
+  if (counted) {
+    ++busy;
+    return;
+  }
+  --busy;
+  wake_idle_waiters();
+}
+
 }  // namespace
 
 BusyThread::BusyThread() : counted_(!thread_counted) {
-  if (!counted_) return;
-  thread_counted = true;
-  ++busy;
+  if (counted_) count_thread(true);
 }
 
 BusyThread::~BusyThread() {
-  if (!counted_) return;
-  thread_counted = false;
-  --busy;
-  wake_idle_waiters();
+  if (counted_) count_thread(false);
 }
 
 WaitingThread::WaitingThread() : was_counted_(thread_counted) {
-  if (!was_counted_) return;
-  thread_counted = false;
-  --busy;
-  wake_idle_waiters();
+  if (was_counted_) count_thread(false);
 }
 
 WaitingThread::~WaitingThread() {
-  if (!was_counted_) return;
-  thread_counted = true;
-  ++busy;
+  if (was_counted_) count_thread(true);
 }
 
 int busy_threads() { return busy.load(); }
@@ -53,9 +59,9 @@ bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up) {
   return !give_up.load();
 }
 
-void wake_idle_waiters() {
-  { const std::lock_guard<std::mutex> lock(idle_mutex); }
-  idle_changed.notify_all();
+void give_up_waiting(std::atomic<bool>& give_up) {
+  give_up = true;
+  wake_idle_waiters();
 }
 
 void parallel_for(int threads, size_t count, const std::function<void(size_t)>& job) {
@@ -87,5 +93,7 @@ void parallel_for(int threads, size_t count, const std::function<void(size_t)>& 
 int hardware_threads() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
+
+int thread_limit(int threads) { return threads > 0 ? threads : hardware_threads(); }
 
 }  // namespace ccsynth::plan

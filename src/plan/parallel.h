@@ -17,16 +17,19 @@ void parallel_for(int threads, size_t count, const std::function<void(size_t)>& 
 /// The machine's hardware threads (at least 1).
 int hardware_threads();
 
+/// The threads a caller asking for `threads` may use: those, or with 0 the hardware threads.
+int thread_limit(int threads);
+
 /// How many threads are running parallel_for jobs now, over every pool of the process (a thread
 /// running a job that runs a nested pool counts once), plus those in a BusyThread.
 int busy_threads();
 
-/// Waits until fewer than `threads` threads are busy (true) or `give_up` is set and
-/// wake_idle_waiters() called (false).
+/// Waits until fewer than `threads` threads are busy (true) or give_up_waiting() is called on
+/// `give_up` (false).
 bool wait_for_idle_thread(int threads, const std::atomic<bool>& give_up);
 
-/// Wakes wait_for_idle_thread() to look at its `give_up` again.
-void wake_idle_waiters();
+/// Sets `give_up` and wakes the wait_for_idle_thread() calls waiting on it.
+void give_up_waiting(std::atomic<bool>& give_up);
 
 /// Leaves the calling thread out of busy_threads() while it lives: a busy thread that only
 /// waits for another one.

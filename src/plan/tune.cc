@@ -64,7 +64,7 @@ bool skipped(const TuneRequest& r, const std::string& label) {
   return std::find(r.skip.begin(), r.skip.end(), label) != r.skip.end();
 }
 
-int thread_count(const TuneRequest& r) { return r.threads > 0 ? r.threads : hardware_threads(); }
+int thread_count(const TuneRequest& r) { return thread_limit(r.threads); }
 
 // One compilation to try: algorithm `algorithm` of label `label` with `options`.
 struct VariantJob {

@@ -271,8 +271,7 @@ TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
   bool waited = true;
   parallel_for(1, 1, [&](size_t) {
     std::thread waiter([&] { waited = wait_for_idle_thread(1, give_up); });
-    give_up = true;
-    wake_idle_waiters();
+    give_up_waiting(give_up);
     waiter.join();
   });
   EXPECT_FALSE(waited);
@@ -305,10 +304,7 @@ TEST(Parallel, BusyThreadsCountEachThreadOnceAndIdleWaitsGiveUp) {
         std::thread watchdog([&] {
           for (int i = 0; i < 200 && !saw_idle; ++i)
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
-          if (!saw_idle) {
-            watchdog_fired = true;
-            wake_idle_waiters();
-          }
+          if (!saw_idle) give_up_waiting(watchdog_fired);
         });
         saw_idle = wait_for_idle_thread(2, watchdog_fired);
         watchdog.join();
