@@ -103,14 +103,15 @@ struct Lowering::State {
   std::optional<Algorithm> ordered;      // in start-time order (CompileOptions::schedule_order)
   CompileOptions options;
   Lowered lowered;
+  // Held by a compilation: scheduling changes `lowered` in place while it runs (schedule()).
+  std::mutex scheduling_mutex;
 
   // The scheduling index of `lowered`, made by the first compilation that needs it and shared
   // by the others (the fused and unfused variants of a lowering: indexing the 1024-rank mesh
   // allgather costs about a tenth of a compilation). The fusion candidates are added by the
   // first fused one, before any fused compilation reads them (unfused ones never do).
-  // Compilations may run on several threads at once.
+  // Called by a compilation, which holds scheduling_mutex.
   const SchedulingIndex& index(bool fuse) {
-    const std::lock_guard<std::mutex> lock(index_mutex);
     if (!scheduling_index) scheduling_index = index_for_scheduling(lowered, false);
     if (fuse && !has_candidates) add_fusion_candidates(*scheduling_index, lowered);
     has_candidates = has_candidates || fuse;
@@ -118,7 +119,6 @@ struct Lowering::State {
   }
 
  private:
-  std::mutex index_mutex;
   std::optional<SchedulingIndex> scheduling_index;
   bool has_candidates = false;
 };
@@ -163,8 +163,10 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
   const Algorithm& algorithm = *lowering.state_->algorithm;
   Relocations relocations;
   std::optional<Lowered> relowered;  // once the deadlock check moved receives to scratch
+  // Scheduling changes the lowering in place and gives it back: one compilation at a time.
+  const std::lock_guard<std::mutex> lock(lowering.state_->scheduling_mutex);
   for (;;) {
-    const Lowered& lowered = relowered ? *relowered : lowering.state_->lowered;
+    Lowered& lowered = relowered ? *relowered : lowering.state_->lowered;
     // Scheduling, retried with fewer steps per connection (more channels) while a
     // threadblock exceeds the runtime's step limit.
     if (const std::string shortfall = channel_capacity_shortfall(lowered, options);

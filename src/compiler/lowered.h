@@ -44,6 +44,8 @@ struct Instruction {
   bool removed = false;    // merged away by aggregation or fusion
   int fused_send = -1;     // the send instruction folded into this one by fusion, or -1
   int threadblock = -1;    // assigned by threadblock assignment
+
+  bool operator==(const Instruction&) const = default;
 };
 
 /// One remote transfer: `sender` sends, `receiver` receives (indices into instructions).
@@ -58,6 +60,8 @@ struct Transfer {
   int op = -1;       // index of the algorithm op it lowers (the first, when aggregated)
   int send_tb = -1;  // threadblock hint on src (ChunkOp::send_tb), or -1
   int recv_tb = -1;  // threadblock hint on dst (ChunkOp::recv_tb), or -1
+
+  bool operator==(const Transfer&) const = default;
 };
 
 /// A threadblock being built: its connections and its instructions in key order.
@@ -67,6 +71,8 @@ struct PlannedThreadblock {
   int channel = 0;
   std::vector<int> instructions;
   int hint = -1;  // the threadblock id the algorithm asked for (send_tb / recv_tb), or -1
+
+  bool operator==(const PlannedThreadblock&) const = default;
 };
 
 /// The whole lowered program.

@@ -73,22 +73,47 @@ bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& or
   return changed;
 }
 
-// One capacity's scheduling state: the current (channeled, fused, assigned) lowering and its
-// program, rescheduled rank by rank as the deadlock fixes change ranks.
+// What channel assignment changes in a transfer.
+struct ChannelHints {
+  int channel = -1;
+  int send_tb = -1;
+  int recv_tb = -1;
+};
+
+// One capacity's scheduling state: the lowering, channeled, fused and assigned in place with the
+// current fixes, and its program, rescheduled rank by rank as the deadlock fixes change ranks.
+// The lowering is given back as it came when the schedule ends, also by an exception (a copy of
+// it was the largest thing a compilation held at thousands of ranks): the transfers' channel
+// hints are kept aside, and what fusion and threadblock assignment changed is undone from what
+// they leave behind (restore_rank).
 class CapacitySchedule {
  public:
-  CapacitySchedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+  CapacitySchedule(Lowered& lowered, const SchedulingIndex& index, int capacity,
                    const CompileOptions& o, Rescheduling rescheduling)
-      : o_(o), rescheduling_(rescheduling), lowered_(lowered), index_(index), current_(lowered) {
-    assign_channels(current_, capacity, o.max_channels / o.instances);
+      : o_(o),
+        rescheduling_(rescheduling),
+        index_(index),
+        current_(lowered),
+        hints_(channel_hints(lowered)),
+        threadblocks_before_(std::move(lowered.threadblocks)) {
     const int ranks = current_.collective.num_ranks;
     current_.threadblocks.assign(ranks, {});
-    program_ = empty_program(current_);
-    program_.gpus.resize(ranks);
-    origins_.resize(ranks);
-    local_.assign(current_.instructions.size(), -1);
-    for (int r = 0; r < ranks; ++r) schedule_rank(r, false);
+    try {
+      assign_channels(current_, capacity, o.max_channels / o.instances);
+      program_ = empty_program(current_);
+      program_.gpus.resize(ranks);
+      origins_.resize(ranks);
+      local_.assign(current_.instructions.size(), -1);
+      for (int r = 0; r < ranks; ++r) schedule_rank(r, false);
+    } catch (...) {
+      give_back();
+      throw;
+    }
   }
+
+  ~CapacitySchedule() { give_back(); }
+  CapacitySchedule(const CapacitySchedule&) = delete;
+  CapacitySchedule& operator=(const CapacitySchedule&) = delete;
 
   // Runs the program against the FIFOs and fixes it until it runs through.
   std::optional<Program> run(Relocations& relocations) {
@@ -192,25 +217,48 @@ class CapacitySchedule {
     program_.gpus[r] = insert_dependencies(current_, r, order, origins_[r], local_);
   }
 
-  // Undoes what fusion and threadblock assignment did to rank r: its instructions, and the
-  // senders of the transfers it sends (channel assignment changed none of them).
+  // Undoes what fusion and threadblock assignment did to rank r. A lowering assigns no
+  // threadblocks; a fused receive (fuse_instructions) was a receive of its kind, and its send,
+  // on the same rank, was not removed and sent the transfer the receive took over.
   void restore_rank(int r) {
     for (const int i : index_.ranks.instructions[r]) {
-      current_.instructions[i] = lowered_.instructions[i];
+      Instruction& in = current_.instructions[i];
+      in.threadblock = -1;
+      if (in.fused_send < 0) continue;
+      current_.instructions[in.fused_send].removed = false;
+      current_.transfers[in.send_transfer].sender = in.fused_send;
+      in.type = in.type == StepType::kRecvCopySend ? StepType::kRecv : StepType::kRecvReduceCopy;
+      in.send_transfer = -1;
+      in.fused_send = -1;
     }
-    for (const int t : index_.ranks.transfers[r]) {
-      if (lowered_.transfers[t].src_rank == r) {
-        current_.transfers[t].sender = lowered_.transfers[t].sender;
-      }
+  }
+
+  static std::vector<ChannelHints> channel_hints(const Lowered& l) {
+    std::vector<ChannelHints> out;
+    out.reserve(l.transfers.size());
+    for (const Transfer& t : l.transfers) out.push_back({t.channel, t.send_tb, t.recv_tb});
+    return out;
+  }
+
+  // Gives the lowering back as it came.
+  void give_back() noexcept {
+    for (int r = 0; r < current_.collective.num_ranks; ++r) restore_rank(r);
+    for (size_t t = 0; t < hints_.size(); ++t) {
+      Transfer& transfer = current_.transfers[t];
+      transfer.channel = hints_[t].channel;
+      transfer.send_tb = hints_[t].send_tb;
+      transfer.recv_tb = hints_[t].recv_tb;
     }
+    current_.threadblocks = std::move(threadblocks_before_);
   }
 
   const CompileOptions& o_;
   Rescheduling rescheduling_;
-  const Lowered& lowered_;
-  const SchedulingIndex& index_;  // of lowered_
-  Lowered current_;               // channeled, fused and assigned with the current fixes
-  Program program_;               // of current_, without instances
+  const SchedulingIndex& index_;     // of the lowering as it came
+  Lowered& current_;                 // the lowering, channeled, fused and assigned with the fixes
+  std::vector<ChannelHints> hints_;  // per transfer, before channel assignment
+  std::vector<std::vector<PlannedThreadblock>> threadblocks_before_;
+  Program program_;  // of current_, without instances
   StepOrigins origins_;
   DeadlockFixes fixes_;
   std::vector<int> local_;  // insert_dependencies' scratch
@@ -229,7 +277,7 @@ void add_fusion_candidates(SchedulingIndex& index, const Lowered& lowered) {
   index.candidates = find_fusion_candidates(lowered, index.ranks.instructions);
 }
 
-std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+std::optional<Program> schedule(Lowered& lowered, const SchedulingIndex& index, int capacity,
                                 const CompileOptions& options, Relocations& relocations,
                                 Rescheduling rescheduling) {
   return CapacitySchedule(lowered, index, capacity, options, rescheduling).run(relocations);

@@ -38,10 +38,12 @@ void add_fusion_candidates(SchedulingIndex& index, const Lowered& lowered);
 enum class Rescheduling { kChangedRanks, kEveryRank };
 
 /// Schedules `lowered` (indexed in `index`) with at most `capacity` transfers of a connection
-/// per channel, then replicates the instances. Returns nullopt after adding receives to
+/// per channel, then replicates the instances. `lowered` is changed while it is scheduled and
+/// is as it came when schedule() returns or throws (no copy: it is the largest thing a
+/// compilation holds at thousands of ranks), so nothing else may read it meanwhile. Returns nullopt after adding receives to
 /// `relocations` (the caller lowers again); throws UserError when a deadlock cannot be fixed
 /// or a limit that more channels cannot help is exceeded.
-std::optional<Program> schedule(const Lowered& lowered, const SchedulingIndex& index, int capacity,
+std::optional<Program> schedule(Lowered& lowered, const SchedulingIndex& index, int capacity,
                                 const CompileOptions& options, Relocations& relocations,
                                 Rescheduling rescheduling = Rescheduling::kChangedRanks);
 

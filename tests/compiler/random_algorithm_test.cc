@@ -181,14 +181,25 @@ struct Scheduled {
   std::string error;
 };
 
-Scheduled schedule_with(const Lowered& l, const SchedulingIndex& index, const CompileOptions& o,
+// Whether two lowerings are the same in every field scheduling may change.
+bool same_lowering(const Lowered& a, const Lowered& b) {
+  return a.instructions == b.instructions && a.transfers == b.transfers &&
+         a.threadblocks == b.threadblocks && a.scratch_chunks == b.scratch_chunks;
+}
+
+// Schedules `l` in place; checks that it is given back as it came, also after an error.
+Scheduled schedule_with(Lowered& l, const SchedulingIndex& index, const CompileOptions& o,
                         Rescheduling rescheduling) {
+  const Lowered before = l;
   Relocations relocations;
+  Scheduled out;
   try {
-    return {schedule(l, index, o.max_steps_per_threadblock, o, relocations, rescheduling), ""};
+    out.program = schedule(l, index, o.max_steps_per_threadblock, o, relocations, rescheduling);
   } catch (const UserError& e) {
-    return {std::nullopt, e.what()};
+    out.error = e.what();
   }
+  EXPECT_TRUE(same_lowering(l, before)) << "the lowering was not given back";
+  return out;
 }
 
 // A deadlock-fix round schedules again only the ranks whose decisions the fixes changed: the
@@ -206,7 +217,7 @@ TEST(RandomScheduling, ReschedulingTheChangedRanksMatchesReschedulingEveryRank) 
     CompileOptions o;
     o.fifo_slots = 1;
     o.fuse = true;
-    const Lowered l = generate_instructions(a, gen.uniform(0, 1) == 1);
+    Lowered l = generate_instructions(a, gen.uniform(0, 1) == 1);
     const SchedulingIndex index = index_for_scheduling(l, o.fuse);
     const Scheduled changed = schedule_with(l, index, o, Rescheduling::kChangedRanks);
     const Scheduled every = schedule_with(l, index, o, Rescheduling::kEveryRank);

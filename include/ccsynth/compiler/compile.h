@@ -67,6 +67,7 @@ class Lowering {
 };
 
 /// compile() from a lowering made with matching options (Lowering::matches; checked).
+/// Compilations from one lowering may be called from several threads; they run one at a time.
 Program compile(const Lowering& lowering, const CompileOptions& options);
 
 }  // namespace ccsynth::compiler
