@@ -223,9 +223,7 @@ class VariantRace {
  public:
   VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<Protocol> protocols,
               std::vector<std::vector<double>> bounds, size_t variant_count)
-      : hold_programs_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 ||
-                       variant_count == 1),
-        verify_beside_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 &&
+      : verify_beside_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 &&
                        !o.sizes.empty()),
         threads_(thread_limit(o.threads)),
         algorithm_(algorithm),
@@ -302,7 +300,7 @@ class VariantRace {
       if (before_at_last_size(at, fastest)) fastest = at;
     const bool better =
         !held_ || variants_[*held_].rejected() || before_at_last_size(fastest, *held_);
-    if (better && hold_programs_) {
+    if (better) {
       program.protocol = variants_[fastest].options.protocol;
       hold(fastest, std::move(program));
     }
@@ -627,11 +625,6 @@ class VariantRace {
     return verify_compiled(program, algorithm_, options, o_);
   }
 
-  // Whether the best program so far is held while the next variant compiles; not when two
-  // would not fit in memory (thousands of ranks): the winner is compiled again at the end.
-  // A single variant's program is always held (no other one is compiled beside it): the nccl
-  // reference at 4096 ranks was compiled twice, 128 s each.
-  const bool hold_programs_;
   const bool verify_beside_;  // whether verify_when_idle may verify beside a simulation
   const int threads_;         // threads the evaluation may use
   const Algorithm& algorithm_;
@@ -810,13 +803,18 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
         }
       }
       HandOver next;
-      std::function<void()> offer_next;
-      if (hand_over && lowering && member + 1 < groups[g].size()) {
-        offer_next = [&, member] {
+      std::function<void()> once_compiled;
+      const bool last_of_group = member + 1 == groups[g].size();
+      if (hand_over && lowering && !last_of_group) {
+        once_compiled = [&, member] {
           next.offer(allowed_threads, [&, member] { add_member(member + 1, {}); });
         };
+      } else if (!twins_fit && last_of_group) {
+        // Where one evaluation fits at a time (thousands of ranks) the lowering, most of what
+        // it holds, is let go before the program's simulation and verification.
+        once_compiled = [&] { lowering.reset(); };
       }
-      add_member(member, offer_next);
+      add_member(member, once_compiled);
       if (next.taken_by_helper()) ++member;
     }
   });

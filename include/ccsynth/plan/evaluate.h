@@ -84,9 +84,11 @@ struct EvaluateOptions {
   /// does not depend on it.
   int threads = 0;
   /// Memory the evaluations may hold together, estimated at 1,000 bytes per op of the
-  /// algorithm each: it caps the lowerings run at once, and where a second program would not
-  /// fit the best one is not held while the next variant compiles (it is compiled again at the
-  /// end) and variants are not compared for twins. The result does not depend on it.
+  /// algorithm each: it caps the lowerings run at once, and where a second evaluation would not
+  /// fit, each lowering group's lowering is let go once its last variant is compiled (before
+  /// that program's simulation and verification) and variants are not compared for twins. The
+  /// best program so far is always held (a program is a small part of an evaluation: it was
+  /// compiled again at the end, 100 s at 4096 ranks). The result does not depend on it.
   int64_t memory_budget_bytes = kDefaultMemoryBudgetBytes;
 };
 
