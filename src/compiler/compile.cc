@@ -139,6 +139,10 @@ Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
     }
   }
   validate(algorithm.collective);
+  if (const std::string shortfall = step_limit_shortfall(*state_->algorithm, options);
+      !shortfall.empty()) {
+    throw UserError("", "program", "cannot fit the runtime limits: " + shortfall);
+  }
   state_->lowered = lower(*state_->algorithm, options, {});
 }
 

@@ -3,7 +3,9 @@
 #include "compiler/sort_key.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -124,19 +126,17 @@ int64_t shortening_capacity(const Program& program, const Lowered& lowered, int 
   return below - 1;
 }
 
-std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
-  const std::vector<PairSteps> steps = pair_steps(l, o.instances > 1);
+namespace {
+
+// The sentence of a pair of ranks over what the channels' steps hold; `at_least` when
+// `transfers` is a lower bound (counted from the algorithm's steps).
+std::string pair_over_capacity(int src, int dst, int64_t transfers, bool at_least,
+                               const CompileOptions& o) {
   const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
-  const int64_t capacity = static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
-  auto worst = steps.end();
-  for (auto it = steps.begin(); it != steps.end(); ++it) {
-    if (it->steps > capacity && (worst == steps.end() || it->steps > worst->steps)) worst = it;
-  }
-  if (worst == steps.end()) return "";
-  const int64_t needed = (worst->steps + channels - 1) / channels;
-  const int src = unpack_lo(worst->pair >> 32), dst = unpack_lo(worst->pair);
-  std::string out = "rank " + std::to_string(src) + " sends " + std::to_string(worst->steps) +
-                    " transfers to rank " + std::to_string(dst) + ", more than " +
+  const int64_t needed = (transfers + channels - 1) / channels;
+  std::string out = "rank " + std::to_string(src) + " sends " + (at_least ? "at least " : "") +
+                    std::to_string(transfers) + " transfers to rank " + std::to_string(dst) +
+                    (at_least ? " (in as many different steps)" : "") + ", more than " +
                     std::to_string(channels) + " channels x " +
                     std::to_string(o.max_steps_per_threadblock) +
                     " steps per threadblock hold (it needs at least " + std::to_string(needed) +
@@ -144,6 +144,61 @@ std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o
                     "dialect allows 256 steps per threadblock)";
   if (o.instances > 1) out += ", with fewer instances";
   return out + ", or with fewer, larger transfers (more chunks per send, or fewer chunks per rank)";
+}
+
+int64_t channel_steps(const CompileOptions& o) {
+  const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
+  return static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
+}
+
+// The op indices of `algorithm` in step order (stable; the ops usually come so already).
+std::vector<int> step_order(const Algorithm& algorithm) {
+  std::vector<int> order(algorithm.ops.size());
+  std::iota(order.begin(), order.end(), 0);
+  auto earlier = [&](int a, int b) { return algorithm.ops[a].step < algorithm.ops[b].step; };
+  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
+    std::stable_sort(order.begin(), order.end(), earlier);
+  }
+  return order;
+}
+
+}  // namespace
+
+std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
+  const std::vector<PairSteps> steps = pair_steps(l, o.instances > 1);
+  const int64_t capacity = channel_steps(o);
+  auto worst = steps.end();
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    if (it->steps > capacity && (worst == steps.end() || it->steps > worst->steps)) worst = it;
+  }
+  if (worst == steps.end()) return "";
+  return pair_over_capacity(unpack_lo(worst->pair >> 32), unpack_lo(worst->pair), worst->steps,
+                            false, o);
+}
+
+std::string step_limit_shortfall(const Algorithm& algorithm, const CompileOptions& o) {
+  const int64_t capacity = channel_steps(o);
+  if (static_cast<int64_t>(algorithm.ops.size()) <= capacity) return "";
+  struct Sends {
+    int last_step = -1;
+    int64_t steps = 0;  // different steps
+  };
+  std::unordered_map<uint64_t, Sends> pairs;  // pack(src, dst)
+  for (const int i : step_order(algorithm)) {
+    const ChunkOp& op = algorithm.ops[i];
+    Sends& sends = pairs[pack(op.src, op.dst)];
+    if (sends.last_step != op.step) ++sends.steps;
+    sends.last_step = op.step;
+  }
+  auto worst = pairs.end();
+  for (auto it = pairs.begin(); it != pairs.end(); ++it) {
+    const bool more = worst == pairs.end() || it->second.steps > worst->second.steps ||
+                      (it->second.steps == worst->second.steps && it->first < worst->first);
+    if (it->second.steps > capacity && more) worst = it;
+  }
+  if (worst == pairs.end()) return "";
+  return pair_over_capacity(unpack_lo(worst->first >> 32), unpack_lo(worst->first),
+                            worst->second.steps, true, o);
 }
 
 }  // namespace ccsynth::compiler

@@ -113,6 +113,16 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
       for (const SizedResult& r : best->results) some.time_to_beat.push_back(r.time_us);
       if (!any_protocol_can_win(candidate.algorithm, *options.topology, some)) continue;
     }
+    // Known from the algorithm: over the step limit in every variant (NCCL's rings at
+    // thousands of ranks); skipped before its verification and lowering (minutes there).
+    compiler::CompileOptions fewest_instances = compile;
+    if (!space.instances.empty())
+      fewest_instances.instances =
+          *std::min_element(space.instances.begin(), space.instances.end());
+    if (!compiler::step_limit_shortfall(candidate.algorithm, fewest_instances).empty()) {
+      over_limits = true;
+      continue;
+    }
     try {
       keep_faster(best, evaluate_variants(candidate.algorithm, compile, space, some));
     } catch (const UserError&) {

@@ -503,13 +503,32 @@ TEST(Compile, AConnectionOverChannelsTimesStepsFailsEarlyNamingTheOptions) {
     compile(ring_allgather(10, 1), o);  // 9 transfers per pair > 2 x 4
     FAIL() << "expected a UserError";
   } catch (const UserError& e) {
+    // Known from the algorithm's steps, before lowering.
     const std::string what = e.what();
-    EXPECT_NE(what.find("sends 9 transfers to rank"), std::string::npos) << what;
+    EXPECT_NE(what.find("sends at least 9 transfers to rank"), std::string::npos) << what;
     EXPECT_NE(what.find("at least 5 steps per threadblock"), std::string::npos) << what;
     EXPECT_NE(what.find("classic dialect"), std::string::npos) << what;
   }
   o.max_channels = 8;  // 8 x 4 >= 9: schedules over more channels
   EXPECT_NO_THROW(compile(ring_allgather(10, 1), o));
+}
+
+// The step limit's shortfall read from the algorithm alone: a pair sending in more different steps
+// than an instance's channels x steps hold; ops of one step count once (one transfer).
+TEST(Compile, StepLimitShortfallCountsEachPairsDifferentSteps) {
+  CompileOptions o;
+  o.max_channels = 2;
+  o.max_steps_per_threadblock = 4;
+  const Algorithm ring = ring_allgather(10, 1);  // 9 steps per pair
+  const std::string over = step_limit_shortfall(ring, o);
+  EXPECT_NE(over.find("sends at least 9 transfers to rank"), std::string::npos) << over;
+  o.max_channels = 3;  // 3 x 4 >= 9
+  EXPECT_EQ(step_limit_shortfall(ring, o), "");
+  o.instances = 2;  // one channel per instance: 1 x 4 < 9
+  EXPECT_NE(step_limit_shortfall(ring, o).find("with fewer instances"), std::string::npos);
+  Algorithm one_step = ring;  // every pair's ops in one step: one transfer each
+  for (ChunkOp& op : one_step.ops) op.step = 0;
+  EXPECT_EQ(step_limit_shortfall(one_step, o), "");
 }
 
 // A pair of ranks whose transfers fit the channels only at the step limit itself (9 transfers,

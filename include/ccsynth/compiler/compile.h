@@ -43,6 +43,13 @@ struct CompileOptions {
 /// UserError.
 Program compile(const Algorithm& algorithm, const CompileOptions& options = {});
 
+/// Why no compilation of `algorithm` with `options` can fit the step limit, known from the
+/// algorithm alone, or "" when one may: a pair of ranks that sends in more different steps
+/// than an instance's channels x max_steps_per_threadblock hold (a transfer carries the ops of
+/// one step, and aggregation merges only those). One pass over the ops; compile() and a
+/// Lowering check it before lowering (minutes at thousands of ranks).
+std::string step_limit_shortfall(const Algorithm& algorithm, const CompileOptions& options);
+
 /// An algorithm lowered to instructions (passes 0-2: start-time order, buffers and
 /// instructions, gathering, aggregation) with the options that decide them: schedule order,
 /// instances, channels, in place, aggregation and largest count (`matches`). Compilations that
