@@ -35,18 +35,19 @@ inline int64_t slot_code(BufferRef ref) {
 struct Instruction {
   int rank = 0;
   StepType type = StepType::kNop;
+  bool removed = false;                // merged away by aggregation or fusion
   BufferRef src{Buffer::kInput, -1};   // read operand (send source, local reduce operand)
   BufferRef dst{Buffer::kOutput, -1};  // written location
   int count = 1;
   OrderKey key;
   int send_transfer = -1;  // transfer this instruction sends, or -1
   int recv_transfer = -1;  // transfer this instruction receives, or -1
-  bool removed = false;    // merged away by aggregation or fusion
   int fused_send = -1;     // the send instruction folded into this one by fusion, or -1
   int threadblock = -1;    // assigned by threadblock assignment
 
   bool operator==(const Instruction&) const = default;
 };
+static_assert(sizeof(Instruction) == 60);  // two per transfer: 4 GB at 4096 ranks
 
 /// One remote transfer: `sender` sends, `receiver` receives (indices into instructions).
 struct Transfer {

@@ -38,12 +38,20 @@ TEST(Program, InPlaceLocationsFollowNccl) {
 TEST(Program, StructuralEqualityAndCounts) {
   Program p;
   p.num_ranks = 1;
-  p.gpus.push_back(
-      {0,
-       1,
-       1,
-       0,
-       {{0, -1, -1, 0, {Step{StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0, 1}}}}});
+  p.gpus.push_back({0,
+                    1,
+                    1,
+                    0,
+                    {{0,
+                      -1,
+                      -1,
+                      0,
+                      {Step{.type = StepType::kCopy,
+                            .src_buffer = Buffer::kInput,
+                            .dst_buffer = Buffer::kOutput,
+                            .src_offset = 0,
+                            .dst_offset = 0,
+                            .count = 1}}}}});
   Program q = p;
   EXPECT_EQ(p, q);
   EXPECT_EQ(p.total_steps(), 1);
