@@ -175,7 +175,7 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
   const auto& planned = l.threadblocks[rank];
   GpuProgram gpu;
   gpu.rank = rank;
-  const Collective& c = l.collective;
+  const Collective& c = *l.collective;
   gpu.input_chunks = c.input_chunks;
   gpu.output_chunks = c.output_chunks;
   if (l.inplace) {
@@ -239,7 +239,7 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
 
 Program empty_program(const Lowered& l) {
   Program p;
-  const Collective& c = l.collective;
+  const Collective& c = *l.collective;
   p.collective = c.kind;
   p.root = c.root;
   p.num_ranks = c.num_ranks;

@@ -12,10 +12,10 @@ namespace {
 // Per rank, the slot codes of its post slots' output locations, sorted: values there are never
 // "unused".
 std::vector<std::vector<int64_t>> post_locations(const Lowered& l) {
-  std::vector<std::vector<int64_t>> out(l.collective.num_ranks);
-  for (const ChunkSpec& spec : l.collective.chunks) {
+  std::vector<std::vector<int64_t>> out(l.collective->num_ranks);
+  for (const ChunkSpec& spec : l.collective->chunks) {
     for (const Slot& s : spec.post)
-      out[s.rank].push_back(slot_code(output_location(l.collective, s, l.inplace)));
+      out[s.rank].push_back(slot_code(output_location(*l.collective, s, l.inplace)));
   }
   for (std::vector<int64_t>& codes : out) std::sort(codes.begin(), codes.end());
   return out;
@@ -119,11 +119,11 @@ void scan_rank(const Lowered& l, const std::vector<int>& order, const std::vecto
 
 std::vector<std::vector<FusionCandidate>> find_fusion_candidates(
     const Lowered& l, const std::vector<std::vector<int>>& orders) {
-  std::vector<std::vector<FusionCandidate>> out(l.collective.num_ranks);
+  std::vector<std::vector<FusionCandidate>> out(l.collective->num_ranks);
   const auto posts = post_locations(l);
   ScanTables tables;
   tables.use_of.assign(l.instructions.size(), -1);
-  for (int rank = 0; rank < l.collective.num_ranks; ++rank) {
+  for (int rank = 0; rank < l.collective->num_ranks; ++rank) {
     scan_rank(l, orders[rank], posts[rank], tables, out[rank]);
   }
   return out;

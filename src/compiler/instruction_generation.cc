@@ -145,7 +145,7 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
   const Collective& c = algorithm.collective;
   for (size_t i = 0; i < algorithm.ops.size(); ++i) check_op(c, algorithm.ops[i], i);
   Lowered l;
-  l.collective = c;
+  l.collective = &c;
   l.inplace = inplace;
   // Usually one transfer (a send and a receive) per op, plus the local copies: about one per
   // input slot (a rank's own chunks moved to its output). Reserved in one piece: growing the

@@ -8,12 +8,12 @@ namespace ccsynth::compiler {
 std::vector<std::vector<int>> Lowered::rank_orders() const {
   // Sorted by (key, index) with the keys copied next to the indices: the order of a stable sort
   // by key, without an indirect lookup per comparison.
-  std::vector<std::vector<std::pair<OrderKey, int>>> keyed(collective.num_ranks);
+  std::vector<std::vector<std::pair<OrderKey, int>>> keyed(collective->num_ranks);
   for (int i = 0; i < static_cast<int>(instructions.size()); ++i) {
     const Instruction& in = instructions[i];
     if (!in.removed) keyed[in.rank].emplace_back(in.key, i);
   }
-  std::vector<std::vector<int>> orders(collective.num_ranks);
+  std::vector<std::vector<int>> orders(collective->num_ranks);
   for (size_t r = 0; r < keyed.size(); ++r) {
     std::sort(keyed[r].begin(), keyed[r].end());
     orders[r].reserve(keyed[r].size());
@@ -26,8 +26,8 @@ std::vector<std::vector<int>> Lowered::rank_orders() const {
 RankIndex index_ranks(const Lowered& l) {
   RankIndex index;
   index.instructions = l.rank_orders();
-  index.transfers.resize(l.collective.num_ranks);
-  index.has_local.assign(l.collective.num_ranks, 0);
+  index.transfers.resize(l.collective->num_ranks);
+  index.has_local.assign(l.collective->num_ranks, 0);
   for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
     const Transfer& tr = l.transfers[t];
     if (tr.removed) continue;
@@ -41,7 +41,7 @@ RankIndex index_ranks(const Lowered& l) {
 }
 
 void group_by_rank(Lowered& l) {
-  std::vector<int> next(l.collective.num_ranks + 1, 0);  // per rank its next new index
+  std::vector<int> next(l.collective->num_ranks + 1, 0);  // per rank its next new index
   for (const Instruction& in : l.instructions) ++next[in.rank + 1];
   for (size_t r = 1; r < next.size(); ++r) next[r] += next[r - 1];
   std::vector<int> moved_to(l.instructions.size());

@@ -78,7 +78,7 @@ struct PlannedThreadblock {
 
 /// The whole lowered program.
 struct Lowered {
-  Collective collective;
+  const Collective* collective = nullptr;  // the algorithm's, which outlives the lowering
   bool inplace = false;
   std::vector<int> scratch_chunks;  // per rank
   std::vector<Instruction> instructions;

@@ -96,7 +96,7 @@ class CapacitySchedule {
         current_(lowered),
         hints_(channel_hints(lowered)),
         threadblocks_before_(std::move(lowered.threadblocks)) {
-    const int ranks = current_.collective.num_ranks;
+    const int ranks = current_.collective->num_ranks;
     current_.threadblocks.assign(ranks, {});
     try {
       assign_channels(current_, capacity, o.max_channels / o.instances);
@@ -151,7 +151,7 @@ class CapacitySchedule {
   // Schedules the `changed` ranks again (every rank with Rescheduling::kEveryRank).
   void reschedule(std::vector<int> changed) {
     if (rescheduling_ == Rescheduling::kEveryRank) {
-      changed.resize(current_.collective.num_ranks);
+      changed.resize(current_.collective->num_ranks);
       std::iota(changed.begin(), changed.end(), 0);
     }
     std::sort(changed.begin(), changed.end());
@@ -242,7 +242,7 @@ class CapacitySchedule {
 
   // Gives the lowering back as it came.
   void give_back() noexcept {
-    for (int r = 0; r < current_.collective.num_ranks; ++r) restore_rank(r);
+    for (int r = 0; r < current_.collective->num_ranks; ++r) restore_rank(r);
     for (size_t t = 0; t < hints_.size(); ++t) {
       Transfer& transfer = current_.transfers[t];
       transfer.channel = hints_[t].channel;

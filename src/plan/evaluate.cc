@@ -113,6 +113,8 @@ std::vector<SizedResult> simulate_sizes(const Program& program,
 verify::VerifyReport verify_compiled(const Program& program, const Algorithm& algorithm,
                                      const compiler::CompileOptions& options,
                                      const EvaluateOptions& o) {
+  if (options.instances <= 1)
+    return verify::verify_program(program, {&algorithm.collective, o.fifo_slots});
   // With instances > 1 every chunk is split into subchunks: verify against that collective.
   const Collective replicated =
       compiler::replicate_collective(algorithm.collective, options.instances);

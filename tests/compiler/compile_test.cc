@@ -924,8 +924,9 @@ TEST(SortKey, SortingInRunsGivesTheSortedOrder) {
 // Grouping by rank puts each rank's instructions together in their order before, and every
 // transfer's ends still name the same instructions.
 TEST(GroupByRank, KeepsEachRanksOrderAndTheTransfersEnds) {
+  const Collective allgather = make_collective(CollectiveKind::kAllGather, 3, 1);
   Lowered l;
-  l.collective = make_collective(CollectiveKind::kAllGather, 3, 1);
+  l.collective = &allgather;
   auto add = [&l](int rank, int step) {
     Instruction in;
     in.rank = rank;
