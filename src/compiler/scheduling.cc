@@ -73,8 +73,10 @@ bool relocate_receives(const Lowered& l, const Program& p, const StepOrigins& or
   return changed;
 }
 
-// What channel assignment changes in a transfer.
+// What channel assignment changes in a transfer, as it was for one that had a hint (the others
+// had none: -1 everywhere; TACOS' and NCCL's rings have none, so this is short).
 struct ChannelHints {
+  int transfer = 0;
   int channel = -1;
   int send_tb = -1;
   int recv_tb = -1;
@@ -235,19 +237,25 @@ class CapacitySchedule {
 
   static std::vector<ChannelHints> channel_hints(const Lowered& l) {
     std::vector<ChannelHints> out;
-    out.reserve(l.transfers.size());
-    for (const Transfer& t : l.transfers) out.push_back({t.channel, t.send_tb, t.recv_tb});
+    for (int t = 0; t < static_cast<int>(l.transfers.size()); ++t) {
+      const Transfer& tr = l.transfers[t];
+      if (tr.channel >= 0 || tr.send_tb >= 0 || tr.recv_tb >= 0)
+        out.push_back({t, tr.channel, tr.send_tb, tr.recv_tb});
+    }
     return out;
   }
 
   // Gives the lowering back as it came.
   void give_back() noexcept {
     for (int r = 0; r < current_.collective->num_ranks; ++r) restore_rank(r);
-    for (size_t t = 0; t < hints_.size(); ++t) {
-      Transfer& transfer = current_.transfers[t];
-      transfer.channel = hints_[t].channel;
-      transfer.send_tb = hints_[t].send_tb;
-      transfer.recv_tb = hints_[t].recv_tb;
+    for (Transfer& transfer : current_.transfers) {
+      transfer.channel = transfer.send_tb = transfer.recv_tb = -1;
+    }
+    for (const ChannelHints& hints : hints_) {
+      Transfer& transfer = current_.transfers[hints.transfer];
+      transfer.channel = hints.channel;
+      transfer.send_tb = hints.send_tb;
+      transfer.recv_tb = hints.recv_tb;
     }
     current_.threadblocks = std::move(threadblocks_before_);
   }
@@ -256,7 +264,7 @@ class CapacitySchedule {
   Rescheduling rescheduling_;
   const SchedulingIndex& index_;     // of the lowering as it came
   Lowered& current_;                 // the lowering, channeled, fused and assigned with the fixes
-  std::vector<ChannelHints> hints_;  // per transfer, before channel assignment
+  std::vector<ChannelHints> hints_;  // of the hinted transfers, before channel assignment
   std::vector<std::vector<PlannedThreadblock>> threadblocks_before_;
   Program program_;  // of current_, without instances
   StepOrigins origins_;
