@@ -40,7 +40,7 @@ RankIndex index_ranks(const Lowered& l) {
   return index;
 }
 
-void group_by_rank(Lowered& l) {
+void group_by_rank(Lowered& l, size_t copy_limit_bytes) {
   std::vector<int> next(l.collective->num_ranks + 1, 0);  // per rank its next new index
   for (const Instruction& in : l.instructions) ++next[in.rank + 1];
   for (size_t r = 1; r < next.size(); ++r) next[r] += next[r - 1];
@@ -50,8 +50,14 @@ void group_by_rank(Lowered& l) {
     if (t.sender >= 0) t.sender = moved_to[t.sender];
     if (t.receiver >= 0) t.receiver = moved_to[t.receiver];
   }
-  // Moved in place, cycle by cycle (a copy of the instructions was the lowering's peak at
-  // thousands of ranks): position i holds an instruction bound for moved_to[i] until that is i.
+  if (l.instructions.size() * sizeof(Instruction) <= copy_limit_bytes) {
+    std::vector<Instruction> grouped(l.instructions.size());
+    for (size_t i = 0; i < l.instructions.size(); ++i) grouped[moved_to[i]] = l.instructions[i];
+    l.instructions = std::move(grouped);
+    return;
+  }
+  // Moved in place, cycle by cycle: position i holds an instruction bound for moved_to[i] until
+  // that is i.
   for (size_t i = 0; i < l.instructions.size(); ++i) {
     for (int to = moved_to[i]; to != static_cast<int>(i); to = moved_to[i]) {
       std::swap(l.instructions[i], l.instructions[to]);

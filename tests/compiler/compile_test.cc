@@ -922,7 +922,7 @@ TEST(SortKey, SortingInRunsGivesTheSortedOrder) {
 }
 
 // Grouping by rank puts each rank's instructions together in their order before, and every
-// transfer's ends still name the same instructions.
+// transfer's ends still name the same instructions, whether into a copy or in place.
 TEST(GroupByRank, KeepsEachRanksOrderAndTheTransfersEnds) {
   const Collective allgather = make_collective(CollectiveKind::kAllGather, 3, 1);
   Lowered l;
@@ -945,7 +945,10 @@ TEST(GroupByRank, KeepsEachRanksOrderAndTheTransfersEnds) {
     }
   }
   const Lowered before = l;
+  Lowered in_place = l;
   group_by_rank(l);
+  group_by_rank(in_place, 0);  // the way of the largest lowerings: the same result
+  EXPECT_TRUE(in_place.instructions == l.instructions && in_place.transfers == l.transfers);
   ASSERT_EQ(l.instructions.size(), before.instructions.size());
   for (size_t i = 1; i < l.instructions.size(); ++i) {
     const Instruction& a = l.instructions[i - 1];
