@@ -120,7 +120,15 @@ void move_sent_values_home(Lowered& l, BufferAllocator& alloc, const Algorithm& 
   }
 }
 
-// The op indices in step order, in index order within a step (ops usually come so already).
+// Input slots of every rank together (pre slots of every chunk).
+size_t input_slots(const Collective& c) {
+  size_t slots = 0;
+  for (const ChunkSpec& chunk : c.chunks) slots += chunk.pre.size();
+  return slots;
+}
+
+}  // namespace
+
 std::vector<int> ops_by_step(const Algorithm& algorithm) {
   std::vector<int> order(algorithm.ops.size());
   std::iota(order.begin(), order.end(), 0);
@@ -130,15 +138,6 @@ std::vector<int> ops_by_step(const Algorithm& algorithm) {
   }
   return order;
 }
-
-// Input slots of every rank together (pre slots of every chunk).
-size_t input_slots(const Collective& c) {
-  size_t slots = 0;
-  for (const ChunkSpec& chunk : c.chunks) slots += chunk.pre.size();
-  return slots;
-}
-
-}  // namespace
 
 Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
                               const Relocations& relocations) {

@@ -8,6 +8,7 @@
 
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "ccsynth/core/algorithm.h"
 #include "compiler/lowered.h"
@@ -16,6 +17,10 @@ namespace ccsynth::compiler {
 
 /// Receives that must write a fresh scratch slot: (destination rank, op index).
 using Relocations = std::set<std::pair<int, int>>;
+
+/// The op indices of `algorithm` in step order, in index order within a step (the ops usually
+/// come so already: then no sort).
+std::vector<int> ops_by_step(const Algorithm& algorithm);
 
 /// Lowers `algorithm` to instructions. Throws UserError for ops outside the collective
 /// (ranks, chunks, counts, steps) and for reads of chunks a rank does not hold.

@@ -1,9 +1,9 @@
 #include "compiler/limits.h"
 
+#include "compiler/instruction_generation.h"
 #include "compiler/sort_key.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -151,17 +151,6 @@ int64_t channel_steps(const CompileOptions& o) {
   return static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
 }
 
-// The op indices of `algorithm` in step order (stable; the ops usually come so already).
-std::vector<int> step_order(const Algorithm& algorithm) {
-  std::vector<int> order(algorithm.ops.size());
-  std::iota(order.begin(), order.end(), 0);
-  auto earlier = [&](int a, int b) { return algorithm.ops[a].step < algorithm.ops[b].step; };
-  if (!std::is_sorted(order.begin(), order.end(), earlier)) {
-    std::stable_sort(order.begin(), order.end(), earlier);
-  }
-  return order;
-}
-
 }  // namespace
 
 std::string channel_capacity_shortfall(const Lowered& l, const CompileOptions& o) {
@@ -184,7 +173,7 @@ std::string step_limit_shortfall(const Algorithm& algorithm, const CompileOption
     int64_t steps = 0;  // different steps
   };
   std::unordered_map<uint64_t, Sends> pairs;  // pack(src, dst)
-  for (const int i : step_order(algorithm)) {
+  for (const int i : ops_by_step(algorithm)) {
     const ChunkOp& op = algorithm.ops[i];
     Sends& sends = pairs[pack(op.src, op.dst)];
     if (sends.last_step != op.step) ++sends.steps;
