@@ -129,7 +129,7 @@ Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
   state_->algorithm = &algorithm;
   check_options(options);
   if (options.schedule_order) {
-    const int channels = options.max_channels / std::max(options.instances, 1);
+    const int channels = channels_per_instance(options);
     state_->ordered = order_by_start_times(algorithm, channels);
     state_->algorithm = &*state_->ordered;
     const std::string overflow =
@@ -189,7 +189,7 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
     // Unless that capacity leaves the busiest pair more transfers than its channels hold (it
     // would fail in channel assignment): then the limit itself, where a threadblock over it
     // is split into its two connections (scheduling.h).
-    const int64_t channels = std::max(options.max_channels / options.instances, 1);
+    const int64_t channels = channels_per_instance(options);
     if (first > 0 && busiest > channels * capacities[first]) first = 0;
     std::optional<SchedulingIndex> own_index;  // of a lowering made again with relocations
     if (relowered) own_index = index_for_scheduling(lowered, options.fuse);

@@ -50,6 +50,10 @@ std::string other_violation(const Program& p, const CompileOptions& o) {
 
 }  // namespace
 
+int channels_per_instance(const CompileOptions& o) {
+  return std::max(o.max_channels / std::max(o.instances, 1), 1);
+}
+
 std::string limit_violation(const Program& p, const CompileOptions& o) {
   std::string other = other_violation(p, o);
   return other.empty() ? steps_violation(p, o) : other;
@@ -132,7 +136,7 @@ namespace {
 // `transfers` is a lower bound (counted from the algorithm's steps).
 std::string pair_over_capacity(int src, int dst, int64_t transfers, bool at_least,
                                const CompileOptions& o) {
-  const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
+  const int channels = channels_per_instance(o);
   const int64_t needed = (transfers + channels - 1) / channels;
   std::string out = "rank " + std::to_string(src) + " sends " + (at_least ? "at least " : "") +
                     std::to_string(transfers) + " transfers to rank " + std::to_string(dst) +
@@ -147,8 +151,7 @@ std::string pair_over_capacity(int src, int dst, int64_t transfers, bool at_leas
 }
 
 int64_t channel_steps(const CompileOptions& o) {
-  const int channels = std::max(o.max_channels / std::max(o.instances, 1), 1);
-  return static_cast<int64_t>(channels) * o.max_steps_per_threadblock;
+  return static_cast<int64_t>(channels_per_instance(o)) * o.max_steps_per_threadblock;
 }
 
 }  // namespace

@@ -12,6 +12,9 @@
 
 namespace ccsynth::compiler {
 
+/// Channels one instance may use: max_channels / instances, at least 1.
+int channels_per_instance(const CompileOptions& options);
+
 /// The first limit `program` exceeds, as a sentence, or "" when it fits.
 std::string limit_violation(const Program& program, const CompileOptions& options);
 

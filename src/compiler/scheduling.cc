@@ -15,6 +15,7 @@
 #include "compiler/channel_assignment.h"
 #include "compiler/deadlock_check.h"
 #include "compiler/dependency_insertion.h"
+#include "compiler/limits.h"
 #include "compiler/threadblock_assignment.h"
 
 namespace ccsynth::compiler {
@@ -101,7 +102,7 @@ class CapacitySchedule {
     const int ranks = current_.collective->num_ranks;
     current_.threadblocks.assign(ranks, {});
     try {
-      assign_channels(current_, capacity, o.max_channels / o.instances);
+      assign_channels(current_, capacity, channels_per_instance(o));
       program_ = empty_program(current_);
       program_.gpus.resize(ranks);
       origins_.resize(ranks);
