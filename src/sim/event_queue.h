@@ -33,8 +33,8 @@ struct Event {
 /// took about 1.6x as long (docs/simulator.md "Performance"). Since (time, seq) is a total
 /// order, every correct heap pops the same sequence, so the results do not depend on this.
 ///
-/// With kIndexed (the data ends of transfers through switch ports: at most one per threadblock)
-/// it keeps each threadblock's position, so a new share replaces a flow's event in place and the
+/// With kIndexed (the data ends of transfers through switch ports: one per flow slot, `tb` holds
+/// the slot) it keeps each slot's position, so a new share replaces a flow's event in place and the
 /// heap never holds stale events (with every share pushed anew, a port with n flows left n stale
 /// events per transfer start and end, and the heap grew with their product).
 template <bool kIndexed>
@@ -106,7 +106,7 @@ class EventHeap {
   }
 
   std::vector<Event> heap_;
-  std::vector<int> at_;  // kIndexed: per threadblock its position in heap_, or -1
+  std::vector<int> at_;  // kIndexed: per id (`tb`) its position in heap_, or -1
 };
 
 /// A map from a time's bits to a bucket id, open addressing with linear probing and

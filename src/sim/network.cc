@@ -86,6 +86,7 @@ int Network::add_group(int capacity, int lanes, double beta_us_per_byte, bool sh
   group_busy_.push_back(0.0);
   group_since_.push_back(0.0);
   flows_.emplace_back();
+  shared_us_per_byte_.push_back(beta_us_per_byte);
   queues_.emplace_back();
   queue_head_.push_back(0);
   return group;
@@ -130,6 +131,13 @@ int Network::route(int src, int dst) {
     for (int g : hops) route.beta_us_per_byte = std::max(route.beta_us_per_byte, group_beta_[g]);
   }
   route.beta_us_per_byte = std::max(route.beta_us_per_byte, threadblock_us_per_byte_);
+  double fixed = threadblock_us_per_byte_;
+  for (int g : route.groups) {
+    if (!group_shared_[g]) fixed = std::max(fixed, group_beta_[g]);
+  }
+  route_fixed_us_per_byte_.push_back(fixed);
+  route_shared_.insert(route_shared_.end(), route.shared.begin(), route.shared.end());
+  route_shared_begin_.push_back(static_cast<int>(route_shared_.size()));
   routes_.push_back(std::move(route));
   route_index_.emplace(key, static_cast<int>(routes_.size()) - 1);
   return static_cast<int>(routes_.size()) - 1;
@@ -213,15 +221,25 @@ int Network::pop_waiter(int group) {
   return tb;
 }
 
-double Network::us_per_byte(int route) const {
-  double out = threadblock_us_per_byte_;
-  for (int group : routes_[route].groups) {
-    const double share = group_shared_[group]
-                             ? std::max<double>(1.0, static_cast<double>(flows_[group].size()))
-                             : 1.0;
-    out = std::max(out, group_beta_[group] * share);
+void Network::join(int route, int flow) {
+  for (int group : routes_[route].shared) {
+    flows_[group].push_back(flow);
+    shared_us_per_byte_[group] =
+        group_beta_[group] * std::max<double>(1.0, static_cast<double>(flows_[group].size()));
   }
-  return out;
+}
+
+void Network::leave(int route, int flow) {
+  for (int group : routes_[route].shared) {
+    std::vector<int>& flows = flows_[group];
+    const auto it = std::find(flows.begin(), flows.end(), flow);
+    if (it != flows.end()) {
+      *it = flows.back();
+      flows.pop_back();
+    }
+    shared_us_per_byte_[group] =
+        group_beta_[group] * std::max<double>(1.0, static_cast<double>(flows.size()));
+  }
 }
 
 template <typename Visit>

@@ -13,6 +13,7 @@
 // group of its source socket and ingress group of its destination socket, shared like ports.
 // Topology::threadblock_gbps caps the rate of every transfer.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -58,12 +59,24 @@ class Network {
   /// Next threadblock waiting at `group` while the group has room, or -1.
   int pop_waiter(int group);
 
-  /// Transfers moving bytes through shared group `group` (threadblock ids).
-  std::vector<int>& flows(int group) { return flows_[group]; }
+  /// Transfers moving bytes through shared group `group` (the simulator's flow ids).
+  const std::vector<int>& flows(int group) const { return flows_[group]; }
+  /// Flow `flow` (a transfer on `route`) starts / stops moving bytes through the route's shared
+  /// groups.
+  void join(int route, int flow);
+  void leave(int route, int flow);
   /// Microseconds per byte of a transfer on `route` given the flows now in its shared groups:
   /// the largest over its hops of beta x (flows sharing the hop, at least 1), and at least the
-  /// threadblock's own limit (Topology::threadblock_gbps).
-  double us_per_byte(int route) const;
+  /// threadblock's own limit (Topology::threadblock_gbps). Read for every flow a join or leave
+  /// re-times, so it reads two flat arrays: the route's fixed part (its links and the limit)
+  /// and each shared group's current beta x flows.
+  double us_per_byte(int route) const {
+    double out = route_fixed_us_per_byte_[route];
+    for (int i = route_shared_begin_[route]; i < route_shared_begin_[route + 1]; ++i) {
+      out = std::max(out, shared_us_per_byte_[route_shared_[i]]);
+    }
+    return out;
+  }
 
   /// Busy time and utilization over `time_us` of every link, then every switch port.
   std::vector<LinkUsage> usage(double time_us) const;
@@ -100,6 +113,12 @@ class Network {
   std::vector<double> group_busy_;   // links: summed transfer time; ports: time held
   std::vector<double> group_since_;  // ports: when the group became held
   std::vector<std::vector<int>> flows_;
+  std::vector<double> shared_us_per_byte_;  // per group: beta x max(1, flows), shared ones only
+  // Per route: max(threadblock limit, beta of its unshared groups), and its shared groups
+  // (route_shared_[route_shared_begin_[r] .. route_shared_begin_[r + 1]]).
+  std::vector<double> route_fixed_us_per_byte_;
+  std::vector<int> route_shared_begin_{0};
+  std::vector<int> route_shared_;
   // FIFO of waiting threadblocks per group: entries from queue_head_ on are live.
   std::vector<std::vector<int>> queues_;
   std::vector<size_t> queue_head_;

@@ -101,10 +101,13 @@ struct SimStep {
 };
 
 // Where a threadblock is: the event loop reads this for every step instance, of the running
-// threadblock and of those it wakes, so it is kept to 32 bytes, two per cache line. The next
-// step instance is step `step` of slice `slice` (slice-major, MSCCLang fig. 5); the threadblock
-// is done when `slice` reaches the simulation's slice count.
-struct alignas(32) TbState {
+// threadblock and of those it wakes, so it is one cache line that holds a copy of the step it is
+// at (with half a million threadblocks, TACOS's 512-rank rfs allreduce, reading the step from
+// steps_ was a second cache miss per wake). The next step instance is step `step` of slice
+// `slice` (slice-major, MSCCLang fig. 5); the threadblock is done when `slice` reaches the
+// simulation's slice count.
+struct alignas(64) TbState {
+  SimStep current;     // steps_[first_step + step] while not done
   int first_step = 0;  // index of step 0 in steps_
   int num_steps = 0;
   int step = 0;
@@ -117,7 +120,7 @@ struct alignas(32) TbState {
   // Finished step instances.
   int64_t progress() const { return static_cast<int64_t>(slice) * num_steps + step; }
 };
-static_assert(sizeof(TbState) == 32);
+static_assert(sizeof(TbState) == 64);
 
 // A sending threadblock's transfer, read only at its sends.
 struct TbTransfer {
@@ -125,16 +128,26 @@ struct TbTransfer {
   double pending_begin = 0.0;
   double pending_memory_end = 0.0;
   double pending_bytes = 0.0;
-  // The running transfer: start, duration (once known), and through shared groups the bytes
-  // left, the current us per byte and when those were updated (its end event is in data_ends_).
+  // The running transfer: start and duration (once known).
   double transfer_start = 0.0;
   double transfer_us = 0.0;
-  double remaining = 0.0;
-  double us_per_byte = 0.0;
-  double updated = 0.0;
   int64_t pending_pred = -1;  // critical-path predecessors
   int64_t transfer_pred = -1;
   int held_route = -1;  // the route whose groups the running transfer holds
+};
+
+// A transfer moving bytes through shared groups: its bytes left, its current us per byte and
+// when those were updated (its end event is in data_ends_). Flows live in a pool of slots reused
+// as transfers end, apart from the threadblocks: every flow of a port is re-timed whenever one
+// joins or leaves, and the few thousand running at once stay in cache where the threadblocks
+// (half a million in TACOS's 512-rank rfs allreduce) do not.
+struct Flow {
+  static constexpr double kUntimed = -1.0;  // us_per_byte before the flow's first share
+  double remaining = 0.0;
+  double us_per_byte = 0.0;
+  double updated = 0.0;
+  int tb = -1;
+  int route = -1;
   uint32_t stamp = 0;
 };
 
@@ -268,6 +281,7 @@ class Simulator {
         if (state.num_steps == 0) state.slice = slices_;  // nothing to run
         instances += static_cast<int64_t>(state.num_steps) * slices_;
         for (size_t s = 0; s < tb.steps.size(); ++s) steps_.push_back(flatten(gpu, i, s));
+        if (state.num_steps > 0) state.current = steps_[state.first_step];
       }
     }
     const int64_t cap =
@@ -375,7 +389,7 @@ class Simulator {
 
   void execute() {
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) try_advance(t, 0.0, -1);
-    data_ends_.resize(tbs_.size());
+    data_ends_.resize(tbs_.size());  // at most one flow per threadblock
     while (!events_.empty() || !data_ends_.empty()) {
       // The earlier of the next event and the next data end, as one queue would order them.
       if (events_.empty() || (!data_ends_.empty() && data_ends_.top() < events_.top())) {
@@ -383,10 +397,10 @@ class Simulator {
           stop_at(data_ends_.top().time);
           break;
         }
-        const int tb = data_ends_.top().tb;
+        const int flow = data_ends_.top().tb;
         now_ = data_ends_.top().time;
         data_ends_.pop();
-        end_data(tb);
+        end_data(flow);
         continue;
       }
       const Event event = events_.top();
@@ -418,7 +432,7 @@ class Simulator {
     TbState& state = tbs_[tb];
     if (state.busy || state.slice >= slices_) return;
     const int64_t slice = state.slice;
-    const SimStep& step = steps_[state.first_step + state.step];
+    const SimStep& step = state.current;
     if (step.dep_tb >= 0) {
       const TbState& dep = tbs_[step.dep_tb];
       // Dependency flags are per slice (docs/formats.md sec. 5): wait for the same slice of the step.
@@ -496,30 +510,29 @@ class Simulator {
   void start_data(int tb) {
     TbTransfer& transfer = transfers_[tb];
     const int route = transfer.held_route;
-    transfer.remaining = transfer.pending_bytes;
-    transfer.updated = now_;
-    transfer.us_per_byte = 0.0;
-    if (!(transfer.remaining > 0.0) || network_.routes()[route].beta_us_per_byte <= 0.0) {
+    if (!(transfer.pending_bytes > 0.0) || network_.routes()[route].beta_us_per_byte <= 0.0) {
       end_transfer(tb);
       return;
     }
-    for (int group : network_.routes()[route].shared) network_.flows(group).push_back(tb);
+    int slot = static_cast<int>(flows_.size());
+    if (free_flows_.empty()) {
+      flows_.emplace_back();
+    } else {
+      slot = free_flows_.back();
+      free_flows_.pop_back();
+    }
+    flows_[slot] = Flow{transfer.pending_bytes, Flow::kUntimed, now_, tb, route, stamp_};
+    network_.join(route, slot);
     reshare(route);
   }
 
-  // The bytes of `tb` have all arrived: it leaves its flows, the others speed up.
-  void end_data(int tb) {
-    const int route = transfers_[tb].held_route;
-    for (int group : network_.routes()[route].shared) {
-      std::vector<int>& flows = network_.flows(group);
-      const auto it = std::find(flows.begin(), flows.end(), tb);
-      if (it != flows.end()) {
-        *it = flows.back();
-        flows.pop_back();
-      }
-    }
-    reshare(route);
-    end_transfer(tb);
+  // The bytes of flow `slot` have all arrived: it leaves its groups, the others speed up.
+  void end_data(int slot) {
+    const Flow flow = flows_[slot];
+    network_.leave(flow.route, slot);
+    free_flows_.push_back(slot);
+    reshare(flow.route);
+    end_transfer(flow.tb);
   }
 
   void end_transfer(int tb) {
@@ -529,20 +542,24 @@ class Simulator {
               transfer.transfer_pred);
   }
 
-  // Recomputes the share of every flow in the shared groups of `route` at now_: bytes moved so
-  // far at the old rate are subtracted, and the flow's end event is replaced.
+  // Recomputes the share of every flow in the shared groups of `route` at now_. A flow whose
+  // rate changed has the bytes it moved at the old rate subtracted and its end event replaced;
+  // one whose bottleneck is elsewhere keeps its rate, bytes and end event as they are (most
+  // flows on a port with many: a flow's rate is its busiest hop's, Network::us_per_byte).
   void reshare(int route) {
     ++stamp_;
     for (int group : network_.routes()[route].shared) {
       for (int f : network_.flows(group)) {
-        TbTransfer& flow = transfers_[f];
+        Flow& flow = flows_[f];
         if (flow.stamp == stamp_) continue;
         flow.stamp = stamp_;
+        const double us_per_byte = network_.us_per_byte(flow.route) * cost_.beta_factor;
+        if (us_per_byte == flow.us_per_byte) continue;
         if (flow.us_per_byte > 0.0) {
           flow.remaining = std::max(0.0, flow.remaining - (now_ - flow.updated) / flow.us_per_byte);
         }
         flow.updated = now_;
-        flow.us_per_byte = network_.us_per_byte(flow.held_route) * cost_.beta_factor;
+        flow.us_per_byte = us_per_byte;
         data_ends_.set(Event{now_ + flow.remaining * flow.us_per_byte, seq_++, f});
       }
     }
@@ -563,13 +580,14 @@ class Simulator {
 
   void complete(int tb) {
     TbState& state = tbs_[tb];
-    const SimStep& step = steps_[state.first_step + state.step];
+    const SimStep step = state.current;
     const int64_t id = info_[tb].base + state.progress();
     state.busy = false;
     if (++state.step == state.num_steps) {
       state.step = 0;
       ++state.slice;
     }
+    if (state.slice < slices_) state.current = steps_[state.first_step + state.step];
     ++executed_;
     last_instance_ = id;
     if (step.flags & kSendFlag) {
@@ -710,7 +728,9 @@ class Simulator {
   std::vector<int> waking_;
   std::vector<int> freed_groups_;
   BucketedEventQueue events_;
-  EventHeap<true> data_ends_;  // transfers through shared groups, one per threadblock
+  std::vector<Flow> flows_;      // slots, see Flow
+  std::vector<int> free_flows_;  // slots of ended flows
+  EventHeap<true> data_ends_;    // of the flows, indexed by slot
   int64_t seq_ = 0;
   uint32_t stamp_ = 0;
   double now_ = 0.0;

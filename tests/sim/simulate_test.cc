@@ -370,6 +370,23 @@ TEST(Simulate, PortShareIsRecomputedWhenATransferEnds) {
   EXPECT_NEAR(r.time_us, 31.0, 1e-9);
 }
 
+TEST(Simulate, AFlowBottleneckedElsewhereKeepsItsRateUntilItsBottleneckEases) {
+  // After alpha = 1 us, 0 -> 2 starts alone (10 us/MiB); 0 -> 3 (2 MiB, cnt 2) halves both at
+  // rank 0's egress (20 us/MiB); then 1 -> 2 joins rank 2's ingress: 0 -> 2 is halved there too,
+  // but its rate stays 20 us/MiB and is kept as it was. 0 -> 2 and 1 -> 2 end at 1 + 20 = 21 us;
+  // 0 -> 3 has moved 1 MiB by then and moves the other alone: 31 us.
+  Program p = point_to_point(4, {{0, 2}, {1, 2}, {0, 3}});
+  for (Threadblock& tb : p.gpus[0].threadblocks) {
+    if (tb.send_peer == 3) tb.steps[0].count = 2;
+  }
+  for (Threadblock& tb : p.gpus[3].threadblocks) tb.steps[0].count = 2;
+  p.gpus[0].input_chunks = 2;
+  SimOptions options = synchronous();
+  options.input_chunks = 1;  // a chunk stays 1 MiB
+  const SimResult r = simulate(p, testing::switch_topology(4, 1.0, 10.0), 1 << 20, options);
+  EXPECT_NEAR(r.time_us, 31.0, 1e-9);
+}
+
 TEST(Simulate, ThreadblockLimitCapsEveryTransfer) {
   // Switch ports of 10 us/MiB; one threadblock reaches only 20 us/MiB (Topology::
   // threadblock_gbps). A lone 1 MiB send: alpha + 20 = 21 us instead of 11 us. Two sends from
