@@ -475,18 +475,35 @@ std::optional<std::vector<int>> Net::embed(int positions,
   std::vector<char> used(n_, 0);
   long budget = kEmbedBudget;
   const int shift = root >= 0 ? root : 0;
-  std::function<bool(int)> place = [&](int p) -> bool {
+  std::function<bool(int)> place;
+  // Places position p on rank r if it is free and linked to its earlier neighbours' ranks, and
+  // the positions after it then fit.
+  auto place_at = [&](int p, int r) {
+    if (used[r] || (p == 0 && root >= 0 && r != root)) return false;
+    for (int q : earlier[p])
+      if (!linked(map[q], r)) return false;
+    map[p] = r, used[r] = 1;
+    if (place(p + 1)) return true;
+    used[r] = 0;
+    return false;
+  };
+  // Ranks are tried from p + shift on, cyclically (the identity rotated to the root first).
+  // With an earlier neighbour only its rank's successors can fit: they are tried in the same
+  // order without scanning every rank (at 512 ranks, a failing search spent 0.4 s scanning).
+  place = [&](int p) -> bool {
     if (p == positions) return true;
     if (--budget < 0) return false;
-    for (int k = 0; k < n_; ++k) {
-      const int r = (p + shift + k) % n_;  // k = 0 is the identity rotated to the root
-      if (used[r] || (p == 0 && root >= 0 && r != root)) continue;
-      bool fits = true;
-      for (int q : earlier[p]) fits = fits && linked(map[q], r);
-      if (!fits) continue;
-      map[p] = r, used[r] = 1;
-      if (place(p + 1)) return true;
-      used[r] = 0;
+    const int start = (p + shift) % n_;
+    if (earlier[p].empty()) {
+      for (int k = 0; k < n_; ++k)
+        if (place_at(p, (start + k) % n_)) return true;
+    } else {
+      const std::vector<int>& near = successors_[map[earlier[p].front()]];
+      const auto from = std::lower_bound(near.begin(), near.end(), start);
+      for (auto it = from; it != near.end(); ++it)
+        if (place_at(p, *it)) return true;
+      for (auto it = near.begin(); it != from; ++it)
+        if (place_at(p, *it)) return true;
     }
     map[p] = -1;
     return false;
