@@ -222,7 +222,7 @@ int Network::pop_waiter(int group) {
 }
 
 void Network::join(int route, int flow) {
-  for (int group : routes_[route].shared) {
+  for (int group : shared_groups(route)) {
     flows_[group].push_back(flow);
     shared_us_per_byte_[group] =
         group_beta_[group] * std::max<double>(1.0, static_cast<double>(flows_[group].size()));
@@ -230,7 +230,7 @@ void Network::join(int route, int flow) {
 }
 
 void Network::leave(int route, int flow) {
-  for (int group : routes_[route].shared) {
+  for (int group : shared_groups(route)) {
     std::vector<int>& flows = flows_[group];
     const auto it = std::find(flows.begin(), flows.end(), flow);
     if (it != flows.end()) {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,12 @@ class Network {
   /// Next threadblock waiting at `group` while the group has room, or -1.
   int pop_waiter(int group);
 
+  /// The shared groups of `route` (Route::shared), from flat arrays: read at every start and end
+  /// of a flow, when the route's own vectors are long out of cache (thousands of ranks).
+  std::span<const int> shared_groups(int route) const {
+    return {route_shared_.data() + route_shared_begin_[route],
+            static_cast<size_t>(route_shared_begin_[route + 1] - route_shared_begin_[route])};
+  }
   /// Transfers moving bytes through shared group `group` (the simulator's flow ids).
   const std::vector<int>& flows(int group) const { return flows_[group]; }
   /// Flow `flow` (a transfer on `route`) starts / stops moving bytes through the route's shared

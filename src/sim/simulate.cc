@@ -548,7 +548,7 @@ class Simulator {
   // flows on a port with many: a flow's rate is its busiest hop's, Network::us_per_byte).
   void reshare(int route) {
     ++stamp_;
-    for (int group : network_.routes()[route].shared) {
+    for (int group : network_.shared_groups(route)) {
       for (int f : network_.flows(group)) {
         Flow& flow = flows_[f];
         if (flow.stamp == stamp_) continue;
