@@ -129,14 +129,13 @@ Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
   state_->algorithm = &algorithm;
   check_options(options);
   if (options.schedule_order) {
-    const int channels = channels_per_instance(options);
-    state_->ordered = order_by_start_times(algorithm, channels);
-    state_->algorithm = &*state_->ordered;
-    const std::string overflow =
-        start_time_order_overflow(*state_->ordered, channels, options.max_steps_per_threadblock);
+    std::string overflow;
+    state_->ordered = order_by_start_times(algorithm, channels_per_instance(options),
+                                           options.max_steps_per_threadblock, &overflow);
     if (!overflow.empty()) {
       throw UserError("", "program", "cannot fit the runtime limits: " + overflow);
     }
+    state_->algorithm = &*state_->ordered;
   }
   validate(algorithm.collective);
   if (const std::string shortfall = step_limit_shortfall(*state_->algorithm, options);

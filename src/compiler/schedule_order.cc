@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -80,42 +81,53 @@ bool has_schedule_order(const Algorithm& a) {
   return starts_after_arrivals(a, data_arrival_starts(a));
 }
 
-Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
+namespace {
+
+// Per op of an algorithm (index-aligned with its ops), its channel hint and step in start-time
+// order: what order_by_start_times sets, without building the ordered algorithm.
+struct StartTimeOrder {
+  std::vector<int> channel;
+  std::vector<int> step;
+};
+
+// The start-time order of `algorithm`, or nullopt when it has none (!has_schedule_order).
+std::optional<StartTimeOrder> start_time_order(const Algorithm& algorithm, int max_channels) {
   const std::vector<double> arrival = data_arrival_starts(algorithm);
-  if (!starts_after_arrivals(algorithm, arrival)) return algorithm;
-  Algorithm a = algorithm;
+  if (!starts_after_arrivals(algorithm, arrival)) return std::nullopt;
+  const std::vector<ChunkOp>& ops = algorithm.ops;
+  StartTimeOrder out;
   // Channel hints: per connection, the distinct data arrival times in increasing order.
   std::map<std::pair<int, int>, std::vector<double>> arrivals;
-  for (size_t i = 0; i < a.ops.size(); ++i)
-    arrivals[{a.ops[i].src, a.ops[i].dst}].push_back(arrival[i]);
+  for (size_t i = 0; i < ops.size(); ++i) arrivals[{ops[i].src, ops[i].dst}].push_back(arrival[i]);
   for (auto& [connection, times] : arrivals) {
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end(), same_time), times.end());
   }
-  for (size_t i = 0; i < a.ops.size(); ++i) {
-    ChunkOp& op = a.ops[i];
+  out.channel.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const ChunkOp& op = ops[i];
     // A threadblock hint fixes the threadblock, and with it the channel.
-    if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) continue;
+    if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) {
+      out.channel[i] = op.channel;
+      continue;
+    }
     const int at = time_index(arrivals.at({op.src, op.dst}), arrival[i]);
-    op.channel = std::min(at, last_channel(max_channels));
+    out.channel[i] = std::min(at, last_channel(max_channels));
   }
   // Steps: one per distinct start time.
   std::vector<double> starts;
-  for (const ChunkOp& op : a.ops) starts.push_back(op.start_us);
+  starts.reserve(ops.size());
+  for (const ChunkOp& op : ops) starts.push_back(op.start_us);
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end(), same_time), starts.end());
-  for (ChunkOp& op : a.ops) op.step = time_index(starts, op.start_us);
-  a.rounds_per_step.clear();  // SCCL rounds describe the old steps
-  sort_ops(a);
-  return a;
+  out.step.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) out.step[i] = time_index(starts, ops[i].start_us);
+  return out;
 }
 
-std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps) {
-  const int last = last_channel(max_channels);
-  std::vector<std::tuple<int, int, int>> on_last;  // (src, dst, step) of the ops hinted there
-  for (const ChunkOp& op : ordered.ops) {
-    if (op.channel == last) on_last.emplace_back(op.src, op.dst, op.step);
-  }
+// start_time_order_overflow over ops given as (src, dst, step) of those on the last channel.
+std::string overflow_on_last_channel(std::vector<std::tuple<int, int, int>> on_last, int last,
+                                     int max_steps) {
   std::sort(on_last.begin(), on_last.end());
   on_last.erase(std::unique(on_last.begin(), on_last.end()), on_last.end());
   for (size_t begin = 0; begin < on_last.size();) {
@@ -136,6 +148,49 @@ std::string start_time_order_overflow(const Algorithm& ordered, int max_channels
     begin = end;
   }
   return "";
+}
+
+// The algorithm with the ops' channels and steps of `order`, in step order.
+Algorithm apply(const Algorithm& algorithm, const StartTimeOrder& order) {
+  Algorithm a = algorithm;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    a.ops[i].channel = order.channel[i];
+    a.ops[i].step = order.step[i];
+  }
+  a.rounds_per_step.clear();  // SCCL rounds describe the old steps
+  sort_ops(a);
+  return a;
+}
+
+}  // namespace
+
+Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
+  const std::optional<StartTimeOrder> order = start_time_order(algorithm, max_channels);
+  return order ? apply(algorithm, *order) : algorithm;
+}
+
+Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels, int max_steps,
+                               std::string* overflow) {
+  const std::optional<StartTimeOrder> order = start_time_order(algorithm, max_channels);
+  const int last = last_channel(max_channels);
+  std::vector<std::tuple<int, int, int>> on_last;
+  for (size_t i = 0; i < algorithm.ops.size(); ++i) {
+    const ChunkOp& op = algorithm.ops[i];
+    const int channel = order ? order->channel[i] : op.channel;
+    if (channel == last) on_last.emplace_back(op.src, op.dst, order ? order->step[i] : op.step);
+  }
+  *overflow = overflow_on_last_channel(std::move(on_last), last, max_steps);
+  if (!overflow->empty()) return {};
+  return order ? apply(algorithm, *order) : algorithm;
+}
+
+std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps) {
+  const int last = last_channel(max_channels);
+  std::vector<std::tuple<int, int, int>> on_last;  // (src, dst, step) of the ops hinted there
+  for (const ChunkOp& op : ordered.ops) {
+    if (op.channel == last) on_last.emplace_back(op.src, op.dst, op.step);
+  }
+  return overflow_on_last_channel(std::move(on_last), last, max_steps);
 }
 
 }  // namespace ccsynth::compiler

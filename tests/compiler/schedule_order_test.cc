@@ -147,5 +147,41 @@ TEST(ScheduleOrder, AConnectionWithMoreLateArrivalsThanItsLastChannelHoldsFailsB
   EXPECT_TRUE(verify::verify_program(compile(over, options)).ok());
 }
 
+// The overload with a step limit finds the same overflow before building the ordered algorithm,
+// and builds the same one where it fits, with hinted ops and untimed algorithms alike.
+TEST(ScheduleOrder, TheOverflowFoundBeforeOrderingIsTheOneTheOrderedAlgorithmHas) {
+  Algorithm hinted = timed_line_relay(100);
+  for (ChunkOp& op : hinted.ops)
+    if (op.src == 1 && op.dst == 0 && op.step % 3 == 0) op.channel = 31;
+  Algorithm untimed = timed_line_relay(100);
+  for (ChunkOp& op : untimed.ops) op.start_us = -1.0;
+  // Relays in pairs: chunks j and j + 1 (j even) leave rank 1 together at j + 1.5, one start
+  // time for two steps, so the start-time order has half the steps on the last channel.
+  Algorithm paired = timed_line_relay(100);
+  for (ChunkOp& op : paired.ops) {
+    const int j = op.chunk - 200;
+    if (op.src == 1 && op.dst == 0 && j >= 0 && j % 2 == 0) op.start_us = j + 1.5;
+  }
+  ASSERT_TRUE(has_schedule_order(paired));
+  int overflows = 0, fits = 0;
+  for (const Algorithm& a :
+       {timed_line_relay(40), timed_line_relay(100), hinted, untimed, paired}) {
+    for (const int max_steps : {16, 64, 256}) {
+      for (const int channels : {1, 8, 32}) {
+        const Algorithm ordered = order_by_start_times(a, channels);
+        const std::string expected = start_time_order_overflow(ordered, channels, max_steps);
+        std::string overflow = "not set";
+        const Algorithm checked = order_by_start_times(a, channels, max_steps, &overflow);
+        EXPECT_EQ(overflow, expected) << max_steps << " " << channels;
+        EXPECT_EQ(checked, expected.empty() ? ordered : Algorithm{})
+            << max_steps << " " << channels;
+        ++(expected.empty() ? fits : overflows);
+      }
+    }
+  }
+  EXPECT_GT(overflows, 0);
+  EXPECT_GT(fits, 0);
+}
+
 }  // namespace
 }  // namespace ccsynth::compiler

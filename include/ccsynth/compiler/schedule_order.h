@@ -28,6 +28,14 @@ bool has_schedule_order(const Algorithm& algorithm);
 /// when !has_schedule_order(algorithm).
 Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels);
 
+/// order_by_start_times(algorithm, max_channels) when it can fit threadblocks of `max_steps`
+/// steps; otherwise an empty algorithm, with start_time_order_overflow's reason in `overflow`
+/// (else ""), found from the ops' new steps and channels before the ordered algorithm is built
+/// (a copy and a sort of every op: about 10 s of the 4096-rank mesh allgather, whose start-time
+/// order does not fit).
+Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels, int max_steps,
+                               std::string* overflow);
+
 /// Why `ordered` (order_by_start_times' result with `max_channels`) cannot fit threadblocks of
 /// `max_steps` steps, or "" when it may. Data arrivals past the first max_channels - 1 share a
 /// connection's last channel; the compiler only spills transfers to higher channels and merges
