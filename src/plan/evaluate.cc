@@ -41,7 +41,9 @@ constexpr double kBytesPerOpInFlight = 1000;
 // beside its simulation as soon as a thread is idle, before it is known to win: verification
 // is a long serial stage at thousands of ranks (the winner's took 1.5 s of the 1024-rank mesh
 // allgather after the race, with the other core idle), and the last variant is often the
-// winner (the unfused one there). Smaller programs are verified only once they win.
+// winner (the unfused one there). Where one evaluation fits at a time, the best program so far
+// is verified beside a later variant's simulation instead (VariantRace::one_at_a_time_). Smaller
+// programs are verified only once they win.
 constexpr int64_t kVerifyBesideSimulationSteps = 100000;
 
 // How many evaluations of an algorithm of `ops` ops fit in `budget_bytes` at once (at least 1).
@@ -225,8 +227,8 @@ class VariantRace {
  public:
   VariantRace(const Algorithm& algorithm, const EvaluateOptions& o, std::vector<Protocol> protocols,
               std::vector<std::vector<double>> bounds, size_t variant_count)
-      : verify_beside_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1 &&
-                       !o.sizes.empty()),
+      : one_at_a_time_(evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) == 1),
+        verify_beside_(!o.sizes.empty()),
         threads_(thread_limit(o.threads)),
         algorithm_(algorithm),
         o_(o),
@@ -244,10 +246,13 @@ class VariantRace {
   // simulates alike is not raced (it would tie with that earlier variant everywhere and lose
   // every tie, with the same verdict), and `keep_twin` keeps this program there for the next.
   // `compiled` (if any) is called once the program is compiled and `twin` updated, before the
-  // simulations.
+  // simulations. Where one evaluation fits at a time, a verification runs beside the
+  // simulation only with `lowering_let_go` (`compiled` let the lowering go: verifying holds
+  // less than the lowering did).
   bool add(compiler::CompileOptions options, size_t position, size_t attempt,
            const compiler::Lowering* lowering, std::optional<Program>* twin = nullptr,
-           bool keep_twin = false, const std::function<void()>& compiled = {}) {
+           bool keep_twin = false, const std::function<void()>& compiled = {},
+           bool lowering_let_go = false) {
     options.protocol = protocols_.front();
     const bool last = --unstarted_ == 0;  // no other variant compiles after this one
     Program program;
@@ -276,8 +281,15 @@ class VariantRace {
     {
       std::atomic<bool> simulated{false};
       std::future<std::optional<verify::VerifyReport>> early;
-      if (last && verify_beside_ && program.total_steps() >= kVerifyBesideSimulationSteps)
+      std::future<std::optional<verify::VerifyReport>> held_early;
+      const bool beside = verify_beside_ && (!one_at_a_time_ || lowering_let_go) &&
+                          program.total_steps() >= kVerifyBesideSimulationSteps;
+      if (beside && last) {
         early = verify_when_idle(program, options, simulated);
+      } else if (beside && one_at_a_time_ && held_ && !variants_[*held_].report) {
+        // The best program so far, held (nothing else replaces it here: one add() at a time).
+        held_early = verify_when_idle(held_program_, variants_[*held_].options, simulated);
+      }
       {
         // A verification not started by the end of the simulation gives up, before `early`
         // waits for it, however this scope is left.
@@ -288,6 +300,12 @@ class VariantRace {
         if (const std::optional<verify::VerifyReport> report = early.get()) {
           for (Variant& v : pairs)
             if (!v.report) v.report = *report;
+        }
+      }
+      if (held_early.valid()) {
+        if (const std::optional<verify::VerifyReport> report = held_early.get()) {
+          variants_[*held_].report = *report;
+          share_report(*held_);
         }
       }
     }
@@ -627,6 +645,10 @@ class VariantRace {
     return verify_compiled(program, algorithm_, options, o_);
   }
 
+  // Where one evaluation fits at a time (thousands of ranks), add() runs on one thread; the
+  // best program so far is verified beside the next simulation once that one's lowering is let
+  // go (verification is a long serial stage there, and the second core is otherwise idle).
+  const bool one_at_a_time_;
   const bool verify_beside_;  // whether verify_when_idle may verify beside a simulation
   const int threads_;         // threads the evaluation may use
   const Algorithm& algorithm_;
@@ -781,7 +803,7 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
       const size_t k = groups[g][m];
       const bool another_follows = m + 1 < groups[g].size();
       race.add(variants[k], k, k, lowering ? &*lowering : nullptr, &twin,
-               another_follows && twins_fit, compiled);
+               another_follows && twins_fit, compiled, !twins_fit && !another_follows);
     };
     for (size_t member = 0; member < groups[g].size(); ++member) {
       const size_t k = groups[g][member];

@@ -341,6 +341,37 @@ TEST(Evaluate, VerifyingTheLastVariantBesideItsSimulationKeepsTheOutcome) {
   EXPECT_TRUE(verify::verify_program(two.program).ok());
 }
 
+// One evaluation at a time (a budget of 1 byte), the two lowerings (step and start-time order)
+// one after the other: the best program so far may be verified beside the step order's unfused
+// simulation, and the last variant beside its own. Winner, times and verdict are those of one
+// thread, the winner's verdict is its own, and at most those two are verified before the winner.
+TEST(Evaluate, VerifyingTheBestSoFarBesideTheNextSimulationKeepsTheOutcome) {
+  const Topology t = topologies::make_builtin("mesh2d:16x16");
+  const Algorithm a = tacos_allgather(t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.sizes = {kMiB};
+  eo.memory_budget_bytes = 1;
+  VariantSpace space;
+  space.schedule_orders = {false, true};
+  eo.threads = 1;
+  const Evaluated one = evaluate_variants(a, {}, space, eo);
+  eo.threads = 2;
+  const Evaluated two = evaluate_variants(a, {}, space, eo);
+  ASSERT_TRUE(one.ok());
+  ASSERT_TRUE(two.ok());
+  EXPECT_GE(two.program.total_steps(), 100000);
+  EXPECT_EQ(two.options.fuse, one.options.fuse);
+  ASSERT_EQ(two.results.size(), 1u);
+  EXPECT_EQ(two.results[0].time_us, one.results[0].time_us);
+  EXPECT_EQ(one.stages.program_verifications, 1);
+  EXPECT_GE(two.stages.program_verifications, 1);
+  EXPECT_LE(two.stages.program_verifications, 3);
+  EXPECT_EQ(two.options.schedule_order, one.options.schedule_order);
+  EXPECT_EQ(two.program_report.ok(), verify::verify_program(two.program).ok());
+  EXPECT_TRUE(two.program_report.ok());
+}
+
 // At thousands of ranks the evaluations run one at a time (memory), at small sizes as many as
 // asked for and there are jobs.
 TEST(Evaluate, ConcurrencyIsCappedByJobsAndMemory) {
