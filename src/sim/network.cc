@@ -124,7 +124,7 @@ int Network::route(int src, int dst) {
     const std::vector<int> hops = hops_of(c);
     route.groups.insert(route.groups.end(), hops.begin(), hops.end());
     for (int g : hops) {
-      if (group_shared_[g]) route.shared.push_back(g);
+      if (group_shared_[g]) route_shared_.push_back(g);
     }
     route.alpha_us += c.alpha_us;
     route.beta_us_per_byte = std::max(route.beta_us_per_byte, c.beta_us_per_mb / kBytesPerMb);
@@ -136,7 +136,6 @@ int Network::route(int src, int dst) {
     if (!group_shared_[g]) fixed = std::max(fixed, group_beta_[g]);
   }
   route_fixed_us_per_byte_.push_back(fixed);
-  route_shared_.insert(route_shared_.end(), route.shared.begin(), route.shared.end());
   route_shared_begin_.push_back(static_cast<int>(route_shared_.size()));
   routes_.push_back(std::move(route));
   route_index_.emplace(key, static_cast<int>(routes_.size()) - 1);

@@ -27,11 +27,10 @@
 namespace ccsynth::sim {
 
 /// A route: the lane groups it holds, summed alpha and the largest beta (the bottleneck of a
-/// cut-through transfer when it has every hop to itself); `shared` lists the groups on it whose
-/// bandwidth is shared (switch ports).
+/// cut-through transfer when it has every hop to itself). The groups on it whose bandwidth is
+/// shared (switch ports) are Network::shared_groups.
 struct Route {
   std::vector<int> groups;
-  std::vector<int> shared;
   double alpha_us = 0.0;
   double beta_us_per_byte = 0.0;
 };
@@ -60,8 +59,9 @@ class Network {
   /// Next threadblock waiting at `group` while the group has room, or -1.
   int pop_waiter(int group);
 
-  /// The shared groups of `route` (Route::shared), from flat arrays: read at every start and end
-  /// of a flow, when the route's own vectors are long out of cache (thousands of ranks).
+  /// The groups of `route` whose bandwidth is shared, in route order, from flat arrays: read at
+  /// every start and end of a flow, when the route's own vector is long out of cache (thousands
+  /// of ranks).
   std::span<const int> shared_groups(int route) const {
     return {route_shared_.data() + route_shared_begin_[route],
             static_cast<size_t>(route_shared_begin_[route + 1] - route_shared_begin_[route])};

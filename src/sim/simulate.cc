@@ -488,7 +488,7 @@ class Simulator {
     const int64_t first_pred = now > transfer.pending_begin ? pred : transfer.pending_pred;
     const Route& route = network_.routes()[conn.route];
     transfer.transfer_start = now;
-    if (route.shared.empty()) {
+    if (network_.shared_groups(conn.route).empty()) {
       // Links only: the transfer has its lanes to itself, so its end is known now: alpha +
       // beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
       const double cost = route.alpha_us * cost_.alpha_factor +
