@@ -128,7 +128,7 @@ int run_baseline(const BaselineFlags& f, const CLI::App& command) {
   eo.topology = &topology;
   const plan::Evaluated e = plan::evaluate(*made.algorithm, co, eo);
   refuse_overwrite("-o", f.output, {{"--topology", f.topology}, {"--collective", f.collective}});
-  if (e.ok()) write_text_file(f.output, formats::write_msccl_xml(e.program, dialect));
+  if (e.ok()) write_xml_file(f.output, e.program, dialect);
   const ReportOnStderr report_elsewhere(f.output == "-");
   if (f.json) {
     print_json(f, topology, e);

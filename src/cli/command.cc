@@ -37,6 +37,12 @@ int64_t write_text_file(const std::string& path, const std::function<void(std::o
   return bytes;
 }
 
+int64_t write_xml_file(const std::string& path, const Program& program,
+                       formats::XmlDialect dialect) {
+  return write_text_file(
+      path, [&](std::ostream& out) { formats::write_msccl_xml(out, program, dialect); });
+}
+
 void flush_stdout() {
   std::cout.flush();
   if (!std::cout) throw UserError("(standard output)", "", "write failed (disk full?)");

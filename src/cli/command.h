@@ -14,6 +14,7 @@
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/program.h"
+#include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/report.h"
 
 namespace ccsynth::cli {
@@ -35,6 +36,11 @@ void write_text_file(const std::string& path, const std::string& text);
 /// The same for text that `write` streams (no copy of it in memory when `path` is a file);
 /// returns the bytes written.
 int64_t write_text_file(const std::string& path, const std::function<void(std::ostream&)>& write);
+/// Streams `program` as MSCCL XML in `dialect` to `path` (as write_text_file: no copy of the
+/// text in memory when `path` is a file, which at thousands of ranks is gigabytes); returns
+/// the bytes written.
+int64_t write_xml_file(const std::string& path, const Program& program,
+                       formats::XmlDialect dialect);
 /// Flushes standard output; throws UserError when anything written to it was lost.
 void flush_stdout();
 /// Throws UserError naming `output_flag` when `output` is the same file as one of `others`

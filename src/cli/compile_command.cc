@@ -116,7 +116,7 @@ int run_compile(const CompileCommandOptions& o) {
   eo.topology = topology ? &*topology : nullptr;
   eo.fifo_slots = o.fifo_slots;
   const plan::Evaluated e = plan::evaluate(algorithm, options, eo);
-  if (e.ok()) write_text_file(o.output, formats::write_msccl_xml(e.program, dialect));
+  if (e.ok()) write_xml_file(o.output, e.program, dialect);
   const ReportOnStderr report_elsewhere(o.output == "-");
   if (o.json) {
     print_json(o, e);

@@ -229,7 +229,7 @@ void write_programs(const std::vector<Candidate>& candidates, const std::string&
   for (const Candidate& c : candidates) {
     if (!c.evaluated || !c.evaluated->ok()) continue;
     const std::string path = (std::filesystem::path(dir) / (c.name + ".xml")).string();
-    write_text_file(path, formats::write_msccl_xml(c.evaluated->program));
+    write_xml_file(path, c.evaluated->program, formats::XmlDialect::kExecutor);
     std::cerr << "demo: wrote " << path << "\n";
   }
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -521,15 +522,20 @@ void write_tuning_dir(const TuneResult& result, const std::string& dir) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) throw UserError(dir, "", "cannot create the directory: " + error.message());
-  auto write = [](const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
+  // Streamed: a program's XML is not held in memory as text (gigabytes at thousands of ranks).
+  auto write = [](const std::filesystem::path& path, const std::function<void(std::ostream&)>& f) {
+    std::ofstream out(path, std::ios::binary);
+    f(out);
+    out.close();
     if (!out) throw UserError(path.string(), "", "cannot write the file");
   };
   const std::filesystem::path root(dir);
-  for (const TuneEntry& e : result.entries)
-    write(root / e.file, formats::write_msccl_xml(e.program, result.dialect));
-  write(root / kTuningFile, formats::dump_json(tuning_json(result)));
+  for (const TuneEntry& e : result.entries) {
+    write(root / e.file,
+          [&](std::ostream& out) { formats::write_msccl_xml(out, e.program, result.dialect); });
+  }
+  write(root / kTuningFile,
+        [&](std::ostream& out) { out << formats::dump_json(tuning_json(result)); });
 }
 
 int load_tuning_dir(runtime::Communicator& communicator, const std::string& dir) {
