@@ -39,8 +39,9 @@ void report_stages(const PlanRequest& request, const std::string& what, const Ev
 // (concurrent_evaluations). Where only one evaluation fits in memory at a time (thousands of
 // ranks), the reference goes first and keeps its results but not its program (no caller
 // writes or runs it), so the program's evaluation does not peak beside a held one: 20.8 GB on
-// mesh2d:64x64 with the reference after the program. The reference is kept only beside a
-// correct program.
+// mesh2d:64x64 with the reference after the program. Needing only its times, it is evaluated
+// by evaluate_nccl_times (one of NCCL's rings where they time alike). The reference is kept
+// only beside a correct program.
 void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanRequest& request,
                    const compiler::CompileOptions& options) {
   EvaluateOptions evaluate;
@@ -57,9 +58,10 @@ void evaluate_into(PlanResult& out, const Algorithm& algorithm, const PlanReques
   std::exception_ptr nccl_error;  // rethrown only beside a correct program
   auto evaluate_reference = [&] {
     try {
-      nccl = evaluate_nccl(algorithm.collective, request.topology, options,
-                           nccl_variants(request.variants), evaluate);
-      if (nccl && reference_first) nccl->program = Program{};
+      nccl = reference_first ? evaluate_nccl_times(algorithm.collective, request.topology, options,
+                                                   nccl_variants(request.variants), evaluate)
+                             : evaluate_nccl(algorithm.collective, request.topology, options,
+                                             nccl_variants(request.variants), evaluate);
     } catch (...) {
       nccl_error = std::current_exception();
     }

@@ -1,8 +1,11 @@
 #include "ccsynth/plan/reference.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ccsynth/core/error.h"
+#include "ccsynth/sim/bounds.h"
+#include "ccsynth/sim/simulate.h"
 #include "ccsynth/synth/baselines.h"
 
 namespace ccsynth::plan {
@@ -109,7 +112,6 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
     // Per size the time so far (an earlier candidate wins a tie), once there is one per size.
     if (options.topology != nullptr && best && best->ok() &&
         best->results.size() == options.sizes.size()) {
-      some.time_to_beat.clear();
       for (const SizedResult& r : best->results) some.time_to_beat.push_back(r.time_us);
       if (!any_protocol_can_win(candidate.algorithm, *options.topology, some)) continue;
     }
@@ -134,6 +136,102 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
   unlimited.max_steps_per_threadblock = kNcclUnlimited;
   unlimited.max_threadblocks_per_rank = kNcclUnlimited;
   return evaluate_nccl(collective, topology, unlimited, space, options, protocols);
+}
+
+namespace {
+
+// The sizes divided by `parts`, or empty when one of them is not a multiple of it.
+std::vector<int64_t> divided_sizes(const std::vector<int64_t>& sizes, int parts) {
+  std::vector<int64_t> out;
+  for (const int64_t bytes : sizes) {
+    if (bytes % parts != 0) return {};
+    out.push_back(bytes / parts);
+  }
+  return out;
+}
+
+// `r`, the time of one of `parts` rings that time alike at bytes / parts, as the result of all
+// of them at `bytes`: the same time, bandwidths of the whole size (sim::simulate's formulas) and
+// the lower bound of the whole collective where it is higher (the program's per-link load is
+// the same: each link carries one ring).
+SizedResult as_whole(const SizedResult& r, int64_t bytes, const Collective& collective,
+                     const Topology& topology) {
+  SizedResult out = r;
+  out.bytes = bytes;
+  if (r.time_us > 0 && std::isfinite(r.time_us)) {  // not pruned
+    out.algbw_gbps =
+        sim::nccl_size_bytes(collective.kind, collective.num_ranks, bytes) / (r.time_us * 1e3);
+    out.busbw_gbps = out.algbw_gbps * sim::bus_factor(collective.kind, collective.num_ranks);
+  }
+  const sim::BoundOptions bound = sim::bound_options_for(topology, r.protocol, false);
+  out.lower_bound_us = std::max(
+      r.lower_bound_us, sim::lower_bound(topology, collective, bytes, bound).lower_bound_us);
+  return out;
+}
+
+// NCCL's ring timed through its first ring alone, where that is exact and needed: the ring is
+// the only candidate, over `base`'s runtime limits (so compiled without them, kNcclUnlimited),
+// its rings time alike (synth::rings_time_alike) and every size splits evenly over them. The
+// program is not kept. nullopt where it does not apply.
+std::optional<Evaluated> evaluate_first_ring(const Collective& collective, const Topology& topology,
+                                             const compiler::CompileOptions& base,
+                                             const VariantSpace& space,
+                                             const EvaluateOptions& options,
+                                             const std::vector<Protocol>& protocols) {
+  const bool ring_only = collective.kind == CK::kAllGather ||
+                         collective.kind == CK::kReduceScatter ||
+                         (collective.kind == CK::kAllReduce && topology.nodes.size() <= 1);
+  if (!ring_only || options.topology == nullptr || protocols.empty()) return std::nullopt;
+  synth::NcclRings rings;
+  try {
+    rings = synth::nccl_rings(topology);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+  const int parts = static_cast<int>(rings.rings.size());
+  if (!synth::rings_time_alike(topology, rings)) return std::nullopt;
+  // Every variant must give each ring a channel of its own, as the whole ring's program needs
+  // (a variant with fewer channels per instance than rings fails there, out of the race).
+  const int most_instances =
+      space.instances.empty() ? base.instances
+                              : *std::max_element(space.instances.begin(), space.instances.end());
+  if (parts * most_instances > base.max_channels) return std::nullopt;
+  const std::vector<int64_t> sizes = divided_sizes(options.sizes, parts);
+  if (sizes.empty()) return std::nullopt;
+  const Algorithm first = synth::nccl_first_ring(topology, collective.kind, collective.root, rings);
+  compiler::CompileOptions compile = base;
+  if (!space.instances.empty())
+    compile.instances = *std::min_element(space.instances.begin(), space.instances.end());
+  if (compiler::step_limit_shortfall(first, compile).empty()) return std::nullopt;
+  compile = base;
+  compile.name = "nccl_ring";
+  compile.protocol = protocols.front();
+  compile.max_steps_per_threadblock = kNcclUnlimited;
+  compile.max_threadblocks_per_rank = kNcclUnlimited;
+  EvaluateOptions some = options;
+  some.protocols = protocols;
+  some.sizes = sizes;
+  Evaluated e = evaluate_variants(first, compile, space, some);
+  e.program = Program{};
+  for (size_t i = 0; i < e.results.size(); ++i)
+    e.results[i] = as_whole(e.results[i], options.sizes[i], collective, topology);
+  return e;
+}
+
+}  // namespace
+
+std::optional<Evaluated> evaluate_nccl_times(const Collective& collective, const Topology& topology,
+                                             const compiler::CompileOptions& base,
+                                             const VariantSpace& space,
+                                             const EvaluateOptions& options,
+                                             const std::vector<Protocol>& protocols) {
+  if (std::optional<Evaluated> e =
+          evaluate_first_ring(collective, topology, base, space, options, protocols)) {
+    return e;
+  }
+  std::optional<Evaluated> e = evaluate_nccl(collective, topology, base, space, options, protocols);
+  if (e) e->program = Program{};
+  return e;
 }
 
 }  // namespace ccsynth::plan

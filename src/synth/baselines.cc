@@ -1070,4 +1070,37 @@ Algorithm nccl_ring(const Topology& topology, CollectiveKind kind, int root) {
   return make_baseline(BaselineKind::kRing, c, topology, options);
 }
 
+bool rings_time_alike(const Topology& topology, const NcclRings& nccl) {
+  if (nccl.rings.size() < 2) return false;
+  std::set<int> links_used;
+  std::optional<Connection> first_hop;
+  for (const std::vector<int>& ring : nccl.rings) {
+    if (static_cast<int>(ring.size()) != topology.num_ranks) return false;
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const std::optional<Connection> hop =
+          topology.connection(ring[i], ring[(i + 1) % ring.size()]);
+      if (!hop || hop->link_index < 0 || hop->switch_index >= 0) return false;
+      if (!links_used.insert(hop->link_index).second) return false;
+      if (!first_hop) first_hop = hop;
+      if (hop->alpha_us != first_hop->alpha_us ||
+          hop->beta_us_per_mb != first_hop->beta_us_per_mb || hop->lanes != first_hop->lanes) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+Algorithm nccl_first_ring(const Topology& topology, CollectiveKind kind, int root,
+                          const NcclRings& nccl) {
+  CCSYNTH_CHECK(!nccl.rings.empty()) << "nccl_first_ring needs a ring";
+  BaselineOptions options;
+  options.ring_list = {nccl.rings.front()};
+  Algorithm a = make_baseline(
+      BaselineKind::kRing, make_collective(kind, topology.num_ranks, 1, root), topology, options);
+  // In nccl_ring() every ring's ops have its channel (ring 0: channel 0).
+  if (nccl.rings.size() > 1) set_channel(a, 0, 0);
+  return a;
+}
+
 }  // namespace ccsynth::synth

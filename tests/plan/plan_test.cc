@@ -543,6 +543,68 @@ TEST(Reference, NcclRingsOverTheRuntimeLimitsAreEvaluatedWithoutThem) {
   EXPECT_FALSE(beyond_runtime_limits(*fits));
 }
 
+// Where only the times are kept and NCCL's rings are identical rings on links of their own (a
+// ring and its reverse on ring:N, meshes and tori), over the runtime's limits, the reference
+// times its first ring alone at size / rings (evaluate_nccl_times): exactly the whole ring's
+// results, every field, in every collective NCCL runs as a ring alone, in every variant and
+// protocol. A size that does not split evenly (1001 bytes over 2 or 4 rings), a machine whose
+// rings differ (dgx1's NVLink lanes) and variants with too few channels per instance for one
+// per ring take the whole ring, with the same results.
+TEST(Reference, TimesOfRingsThatTimeAlikeAreThoseOfTheWholeRing) {
+  struct Case {
+    std::string topology;
+    CollectiveKind kind;
+    bool one_ring;     // the first ring alone is evaluated
+    int max_channels;  // x 2 steps per threadblock: no ring of 12 or more ranks fits 4
+  };
+  const std::vector<Case> cases = {
+      {"ring:16", CollectiveKind::kAllGather, true, 4},
+      {"mesh2d:4x4", CollectiveKind::kAllGather, true, 4},
+      {"mesh2d:3x4", CollectiveKind::kReduceScatter, true, 4},
+      {"torus2d:4x4", CollectiveKind::kAllReduce, true, 4},
+      {"mesh2d:4x4", CollectiveKind::kAllReduce, true, 4},
+      {"dgx1", CollectiveKind::kAllGather, false, 16},
+      {"torus2d:4x4", CollectiveKind::kAllGather, false, 4},  // 4 rings x 2 instances > 4
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.topology + " " + to_string(c.kind));
+    const Topology t = topologies::make_builtin(c.topology);
+    const Collective collective = make_collective(c.kind, t.num_ranks);
+    compiler::CompileOptions tight;
+    tight.max_channels = c.max_channels;
+    tight.max_steps_per_threadblock = 2;
+    for (const std::vector<int64_t>& sizes :
+         {std::vector<int64_t>{int64_t{1} << 10, int64_t{64} << 20}, {1001, 1 << 20}}) {
+      EvaluateOptions eo = testing::small_and_large(t);
+      eo.sizes = sizes;
+      VariantSpace space;
+      if (!c.one_ring && c.topology == "torus2d:4x4") space.instances = {1, 2};
+      const std::optional<Evaluated> whole = evaluate_nccl(collective, t, tight, space, eo);
+      const std::optional<Evaluated> timed = evaluate_nccl_times(collective, t, tight, space, eo);
+      ASSERT_TRUE(whole && whole->ok()) << (whole ? whole->program_report.summary() : "none");
+      ASSERT_TRUE(timed && timed->ok()) << (timed ? timed->program_report.summary() : "none");
+      const size_t whole_ops = whole->algorithm.ops.size();
+      const size_t rings = synth::nccl_rings(t).rings.size();
+      const bool split = sizes.front() % rings == 0 && c.one_ring;
+      EXPECT_EQ(timed->algorithm.ops.size(), split ? whole_ops / rings : whole_ops);
+      EXPECT_TRUE(timed->program.gpus.empty());
+      ASSERT_EQ(timed->results.size(), whole->results.size());
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        const SizedResult& a = timed->results[i];
+        const SizedResult& b = whole->results[i];
+        EXPECT_EQ(a.bytes, b.bytes);
+        EXPECT_EQ(a.time_us, b.time_us) << sizes[i];
+        EXPECT_DOUBLE_EQ(a.algbw_gbps, b.algbw_gbps);
+        EXPECT_DOUBLE_EQ(a.busbw_gbps, b.busbw_gbps);
+        EXPECT_DOUBLE_EQ(a.lower_bound_us, b.lower_bound_us);
+        EXPECT_EQ(a.instances, b.instances);
+        EXPECT_EQ(a.fused, b.fused);
+        EXPECT_EQ(a.protocol, b.protocol);
+      }
+    }
+  }
+}
+
 // NCCL picks the protocol per size: the reference runs in Simple, LL128 and LL and keeps the
 // fastest, so at 1 KB (latency-bound: LL halves alpha) it beats the Simple-only reference, and
 // at 64 MB (bandwidth-bound: LL doubles beta, LL128 adds 1/15) it gains little over Simple.

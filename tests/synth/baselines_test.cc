@@ -289,6 +289,26 @@ TEST(Baselines, NcclRingsOnSingleNodes) {
   EXPECT_EQ(nccl_rings(topology("ring:8")).count, 2);
 }
 
+// NCCL's rings time alike where they are identical rings on links of their own: a ring and its
+// reverse on ring:N and meshes, two such pairs on a torus. Not on DGX-1 (its rings use
+// NVLinks of one and two lanes), on an NVSwitch node (the rings share switch ports) or on a
+// one-way ring. The first ring alone is the whole ring's chunk-0 part, verified as its own
+// collective.
+TEST(Baselines, RingsTimeAlikeOnlyOnIdenticalRingsOfTheirOwnLinks) {
+  for (const std::string name : {"ring:8", "mesh2d:4x4", "mesh2d:3x4", "torus2d:4x4"}) {
+    const NcclRings nccl = nccl_rings(topology(name));
+    EXPECT_TRUE(rings_time_alike(topology(name), nccl)) << name;
+    const Algorithm first = nccl_first_ring(topology(name), CollectiveKind::kAllGather, 0, nccl);
+    EXPECT_TRUE(verify::verify_algorithm(first, &topology(name)).ok()) << name;
+    const Algorithm whole = nccl_ring(topology(name), CollectiveKind::kAllGather);
+    EXPECT_EQ(first.ops.size() * nccl.rings.size(), whole.ops.size()) << name;
+    for (const ChunkOp& op : first.ops) EXPECT_EQ(op.channel, 0) << name;
+  }
+  for (const std::string name : {"dgx1", "dgx2", "uring:8"}) {
+    EXPECT_FALSE(rings_time_alike(topology(name), nccl_rings(topology(name)))) << name;
+  }
+}
+
 TEST(Baselines, MultipleRingsSplitChunks) {
   const Topology& t = topology("dgx1");
   const Collective c = make_collective(CollectiveKind::kAllReduce, 8, 6);

@@ -75,4 +75,17 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
                                        const VariantSpace& space, const EvaluateOptions& options,
                                        const std::vector<Protocol>& protocols = kNcclProtocols);
 
+/// evaluate_nccl() for a caller that keeps only the times (Evaluated::program is left empty):
+/// the same results, with less work where NCCL's ring is compiled without the runtime's limits
+/// (thousands of ranks) and its rings time alike (synth::rings_time_alike: identical rings on
+/// links of their own, e.g. a mesh's or torus' ring and its reverse). There the first ring alone
+/// is evaluated, carrying one chunk per rank at each size / the number of rings: its program
+/// is the first ring's part of the whole one and takes the same time, at half the memory and
+/// time for a ring and its reverse (mesh2d:64x64: docs/baselines.md). Evaluated::algorithm is
+/// then that first ring. Sizes that do not split evenly over the rings take the whole ring.
+std::optional<Evaluated> evaluate_nccl_times(
+    const Collective& collective, const Topology& topology, const compiler::CompileOptions& base,
+    const VariantSpace& space, const EvaluateOptions& options,
+    const std::vector<Protocol>& protocols = kNcclProtocols);
+
 }  // namespace ccsynth::plan

@@ -114,4 +114,17 @@ NcclRings nccl_rings(const Topology& topology);
 /// chunk per ring, searched once. UserError when the ring baseline does not build it.
 Algorithm nccl_ring(const Topology& topology, CollectiveKind kind, int root = 0);
 
+/// Whether every ring of `nccl` takes the same time in nccl_ring(), each on links of its own:
+/// two or more rings of all ranks whose hops are all direct links (Topology::connection picks
+/// no switch) with one alpha, beta and lane count, no link used twice. Ring j then carries
+/// chunk j of every rank over links no other ring uses, and the simulator shares nothing else
+/// between them but the launch, which every ring pays alike (docs/baselines.md, "The nccl
+/// reference").
+bool rings_time_alike(const Topology& topology, const NcclRings& nccl);
+
+/// The first ring of nccl_ring() alone: the same ops as that ring's there (channel 0), for the
+/// collective with one chunk per rank, i.e. 1 / nccl.count of nccl_ring()'s data.
+Algorithm nccl_first_ring(const Topology& topology, CollectiveKind kind, int root,
+                          const NcclRings& nccl);
+
 }  // namespace ccsynth::synth
