@@ -112,6 +112,7 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
     // Per size the time so far (an earlier candidate wins a tie), once there is one per size.
     if (options.topology != nullptr && best && best->ok() &&
         best->results.size() == options.sizes.size()) {
+      some.time_to_beat.clear();
       for (const SizedResult& r : best->results) some.time_to_beat.push_back(r.time_us);
       if (!any_protocol_can_win(candidate.algorithm, *options.topology, some)) continue;
     }

@@ -514,6 +514,23 @@ TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   EXPECT_EQ(nccl->options.name.rfind("nccl_", 0), 0u) << nccl->options.name;
 }
 
+// A caller's time to beat that nothing reaches changes nothing: the later candidates (the
+// tree after the ring) still race against the earlier ones' times, one time per size.
+TEST(Reference, ACallersTimeToBeatLeavesTheCandidatesRaceAsItWas) {
+  const Topology t = topologies::make_builtin("ndv4x2");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
+  EvaluateOptions eo = testing::small_and_large(t);
+  const std::optional<Evaluated> free = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
+  eo.time_to_beat = {1e12, 1e12};
+  const std::optional<Evaluated> beaten = evaluate_nccl(ar, t, {}, VariantSpace{}, eo);
+  ASSERT_TRUE(free && free->ok() && beaten && beaten->ok());
+  ASSERT_EQ(free->results.size(), beaten->results.size());
+  for (size_t i = 0; i < free->results.size(); ++i)
+    EXPECT_EQ(free->results[i].time_us, beaten->results[i].time_us);
+  EXPECT_EQ(free->options.name, beaten->options.name);
+  EXPECT_EQ(free->stages.compilations, beaten->stages.compilations);
+}
+
 // NCCL's rings that no variant fits into the runtime's limits (here 2 channels x 2 steps for a
 // 16-rank ring's 15 transfers per rank; the executor's 32 x 64 at 4096 ranks) are evaluated
 // without them, as NCCL's own kernels run: the same times as compiled with no limits; the
