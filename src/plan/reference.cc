@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/sim/bounds.h"
@@ -38,6 +39,35 @@ bool any_protocol_can_win(const Algorithm& algorithm, const Topology& topology,
                                    o.sizes, o.time_to_beat)
                 .empty();
   });
+}
+
+// `base` as a candidate `algo` of the reference is compiled: named nccl_<algo>, in the first
+// of `protocols` (the others are simulated on the same program).
+compiler::CompileOptions candidate_options(const compiler::CompileOptions& base,
+                                           const std::string& algo,
+                                           const std::vector<Protocol>& protocols) {
+  compiler::CompileOptions out = base;
+  out.name = "nccl_" + algo;
+  out.protocol = protocols.front();
+  return out;
+}
+
+// Whether `algorithm` compiled as `options` is over the step limit in every variant of
+// `space`, known from the algorithm (step_limit_shortfall with the fewest instances).
+bool over_step_limit_everywhere(const Algorithm& algorithm, const compiler::CompileOptions& options,
+                                const VariantSpace& space) {
+  compiler::CompileOptions fewest_instances = options;
+  if (!space.instances.empty())
+    fewest_instances.instances = *std::min_element(space.instances.begin(), space.instances.end());
+  return !compiler::step_limit_shortfall(algorithm, fewest_instances).empty();
+}
+
+// `base` without the runtime's limits on steps per threadblock and threadblocks per rank.
+compiler::CompileOptions without_runtime_limits(const compiler::CompileOptions& base) {
+  compiler::CompileOptions out = base;
+  out.max_steps_per_threadblock = kNcclUnlimited;
+  out.max_threadblocks_per_rank = kNcclUnlimited;
+  return out;
 }
 
 }  // namespace
@@ -104,9 +134,7 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
   if (protocols.empty()) return best;
   bool over_limits = false;
   for (const NcclCandidate& candidate : reference_nccl(collective, topology)) {
-    compiler::CompileOptions compile = base;
-    compile.name = "nccl_" + candidate.algo;
-    compile.protocol = protocols.front();
+    const compiler::CompileOptions compile = candidate_options(base, candidate.algo, protocols);
     EvaluateOptions some = options;
     some.protocols = protocols;
     // Per size the time so far (an earlier candidate wins a tie), once there is one per size.
@@ -118,11 +146,7 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
     }
     // Known from the algorithm: over the step limit in every variant (NCCL's rings at
     // thousands of ranks); skipped before its verification and lowering (minutes there).
-    compiler::CompileOptions fewest_instances = compile;
-    if (!space.instances.empty())
-      fewest_instances.instances =
-          *std::min_element(space.instances.begin(), space.instances.end());
-    if (!compiler::step_limit_shortfall(candidate.algorithm, fewest_instances).empty()) {
+    if (over_step_limit_everywhere(candidate.algorithm, compile, space)) {
       over_limits = true;
       continue;
     }
@@ -133,10 +157,8 @@ std::optional<Evaluated> evaluate_nccl(const Collective& collective, const Topol
     }
   }
   if (best || !over_limits || base.max_steps_per_threadblock >= kNcclUnlimited) return best;
-  compiler::CompileOptions unlimited = base;
-  unlimited.max_steps_per_threadblock = kNcclUnlimited;
-  unlimited.max_threadblocks_per_rank = kNcclUnlimited;
-  return evaluate_nccl(collective, topology, unlimited, space, options, protocols);
+  return evaluate_nccl(collective, topology, without_runtime_limits(base), space, options,
+                       protocols);
 }
 
 namespace {
@@ -156,7 +178,7 @@ std::vector<int64_t> divided_sizes(const std::vector<int64_t>& sizes, int parts)
 // the lower bound of the whole collective where it is higher (the program's per-link load is
 // the same: each link carries one ring).
 SizedResult as_whole(const SizedResult& r, int64_t bytes, const Collective& collective,
-                     const Topology& topology) {
+                     const Topology& topology, bool routed) {
   SizedResult out = r;
   out.bytes = bytes;
   if (r.time_us > 0 && std::isfinite(r.time_us)) {  // not pruned
@@ -164,7 +186,7 @@ SizedResult as_whole(const SizedResult& r, int64_t bytes, const Collective& coll
         sim::nccl_size_bytes(collective.kind, collective.num_ranks, bytes) / (r.time_us * 1e3);
     out.busbw_gbps = out.algbw_gbps * sim::bus_factor(collective.kind, collective.num_ranks);
   }
-  const sim::BoundOptions bound = sim::bound_options_for(topology, r.protocol, false);
+  const sim::BoundOptions bound = sim::bound_options_for(topology, r.protocol, routed);
   out.lower_bound_us = std::max(
       r.lower_bound_us, sim::lower_bound(topology, collective, bytes, bound).lower_bound_us);
   return out;
@@ -200,22 +222,15 @@ std::optional<Evaluated> evaluate_first_ring(const Collective& collective, const
   const std::vector<int64_t> sizes = divided_sizes(options.sizes, parts);
   if (sizes.empty()) return std::nullopt;
   const Algorithm first = synth::nccl_first_ring(topology, collective.kind, collective.root, rings);
-  compiler::CompileOptions compile = base;
-  if (!space.instances.empty())
-    compile.instances = *std::min_element(space.instances.begin(), space.instances.end());
-  if (compiler::step_limit_shortfall(first, compile).empty()) return std::nullopt;
-  compile = base;
-  compile.name = "nccl_ring";
-  compile.protocol = protocols.front();
-  compile.max_steps_per_threadblock = kNcclUnlimited;
-  compile.max_threadblocks_per_rank = kNcclUnlimited;
+  const compiler::CompileOptions compile = candidate_options(base, "ring", protocols);
+  if (!over_step_limit_everywhere(first, compile, space)) return std::nullopt;
   EvaluateOptions some = options;
   some.protocols = protocols;
   some.sizes = sizes;
-  Evaluated e = evaluate_variants(first, compile, space, some);
+  Evaluated e = evaluate_variants(first, without_runtime_limits(compile), space, some);
   e.program = Program{};
   for (size_t i = 0; i < e.results.size(); ++i)
-    e.results[i] = as_whole(e.results[i], options.sizes[i], collective, topology);
+    e.results[i] = as_whole(e.results[i], options.sizes[i], collective, topology, first.routed);
   return e;
 }
 
