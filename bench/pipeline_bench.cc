@@ -4,10 +4,12 @@
 // in the variants `synth` evaluates it in)
 // and the growth exponent k of each stage (time ~ transfers^k) between successive cases.
 //
-//   pipeline_bench [--compile-only] [METHOD:COLLECTIVE:TOPOLOGY...]
+//   pipeline_bench [--compile-only | --simulate-only N] [METHOD:COLLECTIVE:TOPOLOGY...]
 //
 // --compile-only stops after the compilation (synthesis, verify_algorithm, compile), to profile
-// the compiler at scale.
+// the compiler at scale. --simulate-only N skips the program's verification, the XML and the
+// reference, and simulates the program N times (stages simulate, simulate_2, ...), to profile
+// the simulator at scale.
 // Without arguments: tacos allgather on mesh2d:8x8, 16x16 and 32x32. Prints CSV, one line per
 // case and stage: case,ranks,ops,steps,stage,cpu_s,exponent,detail (exponent against the
 // previous case; detail: XML bytes for the writers, lower-bound ratio for the simulation,
@@ -15,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -78,7 +81,13 @@ auto timed(Case& c, const std::string& name, F&& f) {
   return out;
 }
 
-Case run_case(const std::string& spec, bool compile_only) {
+// What to run after the compilation.
+struct Mode {
+  bool compile_only = false;
+  int simulate_only = 0;  // > 0: only this many simulations
+};
+
+Case run_case(const std::string& spec, const Mode& mode) {
   std::istringstream in(spec);
   std::string method_name, kind, topology_name;
   std::getline(in, method_name, ':');
@@ -105,17 +114,26 @@ Case run_case(const std::string& spec, bool compile_only) {
   c.steps = program.total_steps();
   c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
                            std::to_string(longest_threadblock(program)) + " steps";
-  if (compile_only) return c;
+  if (mode.compile_only) return c;
+  sim::SimOptions timing;  // as the planner simulates: times only, no critical path
+  timing.critical_path = false;
+  const double bound = sim::lower_bound(topology, algorithm.collective, kBytes).lower_bound_us;
+  auto simulate = [&](const std::string& stage) {
+    const sim::SimResult simulated =
+        timed(c, stage, [&] { return sim::simulate(program, topology, kBytes, timing); });
+    c.stages.back().detail = "x" + std::to_string(simulated.time_us / bound) + " of the bound";
+  };
+  if (mode.simulate_only > 0) {
+    for (int i = 0; i < mode.simulate_only; ++i) {
+      simulate(i == 0 ? "simulate" : "simulate_" + std::to_string(i + 1));
+    }
+    return c;
+  }
   const verify::VerifyReport report = timed(c, "verify_program", [&] {
     return verify::verify_program(program, {&algorithm.collective, 8});
   });
   if (!report.ok()) throw std::runtime_error(spec + ": program fails verification");
-  sim::SimOptions timing;  // as the planner simulates: times only, no critical path
-  timing.critical_path = false;
-  const sim::SimResult simulated =
-      timed(c, "simulate", [&] { return sim::simulate(program, topology, kBytes, timing); });
-  const double bound = sim::lower_bound(topology, algorithm.collective, kBytes).lower_bound_us;
-  c.stages.back().detail = "x" + std::to_string(simulated.time_us / bound) + " of the bound";
+  simulate("simulate");
   for (const formats::XmlDialect dialect :
        {formats::XmlDialect::kExecutor, formats::XmlDialect::kClassic}) {
     const std::string xml = timed(c, "xml_" + formats::to_string(dialect),
@@ -149,9 +167,20 @@ std::string exponent(const Case* before, const Case& after, size_t stage) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> specs(argv + 1, argv + argc);
-  const auto flag = std::find(specs.begin(), specs.end(), "--compile-only");
-  const bool compile_only = flag != specs.end();
-  if (compile_only) specs.erase(flag);
+  Mode mode;
+  if (const auto flag = std::find(specs.begin(), specs.end(), "--compile-only");
+      flag != specs.end()) {
+    mode.compile_only = true;
+    specs.erase(flag);
+  }
+  if (const auto flag = std::find(specs.begin(), specs.end(), "--simulate-only");
+      flag != specs.end()) {
+    if (flag + 1 == specs.end() || (mode.simulate_only = std::atoi((flag + 1)->c_str())) <= 0) {
+      std::cerr << "--simulate-only needs a positive count\n";
+      return 2;
+    }
+    specs.erase(flag, flag + 2);
+  }
   if (specs.empty()) {
     specs = {"tacos:allgather:mesh2d:8x8", "tacos:allgather:mesh2d:16x16",
              "tacos:allgather:mesh2d:32x32"};
@@ -161,7 +190,7 @@ int main(int argc, char** argv) {
   for (const std::string& spec : specs) {
     Case c;
     try {
-      c = run_case(spec, compile_only);
+      c = run_case(spec, mode);
     } catch (const std::exception& e) {
       std::cerr << spec << ": " << e.what() << "\n";
       return 1;
