@@ -1,6 +1,7 @@
 #include "compiler/channel_assignment.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <string>
@@ -92,13 +93,17 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
   for (int t : order) ++per_pair[pair_key(l.transfers[t].src_rank, l.transfers[t].dst_rank)];
   for (auto& [pair, n] : per_pair) {
     const int channels = (n + capacity - 1) / capacity;
-    n = (n + channels - 1) / channels;  // the pair's capacity per channel
+    // The pair's capacity per channel, negative where it spills (needs more than one channel).
+    n = (n + channels - 1) / channels * (channels > 1 ? -1 : 1);
   }
   std::unordered_map<int64_t, int> used;  // (src, dst, channel) -> transfers
+  std::unordered_map<int64_t, int> last;  // (src, dst, channel) -> its latest, where it spills
+  l.spill_after.clear();
   for (int t : order) {
     Transfer& tr = l.transfers[t];
     const int64_t pair = pair_key(tr.src_rank, tr.dst_rank);
-    const int pair_capacity = per_pair.at(pair);
+    const int signed_capacity = per_pair.at(pair);
+    const int pair_capacity = std::abs(signed_capacity);
     int channel = std::max(tr.channel, 0);
     while (used[pair * kChannelSpan + channel] >= pair_capacity) ++channel;
     if (channel >= max_channels) {
@@ -108,8 +113,15 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
                           std::to_string(max_channels) + " channels of at most " +
                           std::to_string(capacity) + " steps each");
     }
+    if (channel != std::max(tr.channel, 0)) {  // spilled
+      tr.send_tb = tr.recv_tb = -1;
+      if (used[pair * kChannelSpan + channel] == 0) {
+        const auto before = last.find(pair * kChannelSpan + channel - 1);
+        if (before != last.end()) l.spill_after.emplace(t, before->second);
+      }
+    }
     ++used[pair * kChannelSpan + channel];
-    if (channel != std::max(tr.channel, 0)) tr.send_tb = tr.recv_tb = -1;  // spilled
+    if (signed_capacity < 0 && l.timed) last[pair * kChannelSpan + channel] = t;
     tr.channel = channel;
   }
 }

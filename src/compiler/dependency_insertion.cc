@@ -148,6 +148,58 @@ Dependencies rank_dependencies(const Lowered& l, const std::vector<int>& order) 
   return deps;
 }
 
+// The instruction whose send `in` must follow, or -1: the previous channel's last send when
+// `in` sends the first transfer of a channel its connection spilled into (Lowered::spill_after),
+// if that send runs in another threadblock, before `in` in the rank's order.
+int spill_predecessor(const Lowered& l, const Instruction& in) {
+  if (in.send_transfer < 0 || l.spill_after.empty()) return -1;
+  const auto after = l.spill_after.find(in.send_transfer);
+  if (after == l.spill_after.end()) return -1;
+  const int sender = l.transfers[after->second].sender;
+  if (sender < 0) return -1;
+  const Instruction& before = l.instructions[sender];
+  const bool ordered = !before.removed && before.rank == in.rank && before.key < in.key &&
+                       before.threadblock != in.threadblock;
+  return ordered ? sender : -1;
+}
+
+// Per local index, the spill predecessor that instruction waits for, or -1 (empty: none). A
+// timed algorithm's connection split over channels only to fit the step limit sends in order,
+// as in one long threadblock: each channel's first send waits for the previous channel's last.
+// Without it, the channels' sends ran at once and shared the link, each slower and out of the
+// order the synthesizer timed (TACOS on mesh2d:40x40 simulated at 1.116x the bound instead of
+// 1.045x). The wait takes the step's dependency slot, or a nop where the step has one already,
+// and only where the threadblock stays within `max_steps`: it is never worth failing the limit
+// for. (Untimed algorithms keep their channels overlapping: the logical rings of TACOS' Ring
+// baseline, whose long routed sends overlap their latencies, ran 2-4% slower in order.)
+std::vector<int> spill_waits(const Lowered& l, int rank, const std::vector<int>& order,
+                             const Dependencies& deps, const std::vector<int>& local,
+                             int max_steps) {
+  if (l.spill_after.empty()) return {};  // none
+  std::vector<int> waits(order.size(), -1);
+  for (const PlannedThreadblock& tb : l.threadblocks[rank]) {
+    int steps = 0;
+    for (int i : tb.instructions) steps += std::max<int>(deps.of(local[i]).size(), 1);
+    for (int i : tb.instructions) {
+      const int before = spill_predecessor(l, l.instructions[i]);
+      if (before < 0) continue;
+      const std::span<const int> ds = deps.of(local[i]);
+      const int before_tb = l.instructions[before].threadblock;
+      // Already waiting for that threadblock at that send or later.
+      const bool covered = std::any_of(ds.begin(), ds.end(), [&](int d) {
+        const Instruction& di = l.instructions[d];
+        return di.threadblock == before_tb && !(di.key < l.instructions[before].key);
+      });
+      if (covered) continue;
+      const int cost = ds.empty() ? 0 : 1;
+      if (steps + cost > max_steps) continue;
+      steps += cost;
+      waits[local[i]] = before;
+    }
+  }
+  return waits;
+}
+
 Step make_step(const Instruction& in) {
   Step s;
   s.type = in.type;
@@ -169,9 +221,19 @@ Step nop() {
 }  // namespace
 
 GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int>& order,
-                               std::vector<std::vector<int>>& origins, std::vector<int>& local) {
+                               std::vector<std::vector<int>>& origins, std::vector<int>& local,
+                               int max_steps) {
   const auto deps = rank_dependencies(l, order);
   for (size_t k = 0; k < order.size(); ++k) local[order[k]] = static_cast<int>(k);
+  const std::vector<int> waits = spill_waits(l, rank, order, deps, local, max_steps);
+  std::vector<int> with_wait;  // an instruction's dependencies and its spill wait
+  auto dependencies_of = [&](int i) -> std::span<const int> {
+    const std::span<const int> ds = deps.of(local[i]);
+    if (waits.empty() || waits[local[i]] < 0) return ds;
+    with_wait.assign(ds.begin(), ds.end());
+    with_wait.push_back(waits[local[i]]);
+    return with_wait;
+  };
   const auto& planned = l.threadblocks[rank];
   GpuProgram gpu;
   gpu.rank = rank;
@@ -192,7 +254,7 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
   for (const auto& tb : planned) {
     int next = 0;
     for (int i : tb.instructions) {
-      const int n = static_cast<int>(deps.of(local[i]).size());
+      const int n = static_cast<int>(dependencies_of(i).size());
       next += std::max(n - 1, 0);
       position[local[i]] = next++;
     }
@@ -210,7 +272,7 @@ GpuProgram insert_dependencies(const Lowered& l, int rank, const std::vector<int
       origins.back().reserve(steps);
     }
     for (int i : planned[t].instructions) {
-      const std::span<const int> ds = deps.of(local[i]);
+      const std::span<const int> ds = dependencies_of(i);
       auto wait_on = [&](Step& s, int d) {
         s.dep_tb = l.instructions[d].threadblock;
         s.dep_step = position[local[d]];

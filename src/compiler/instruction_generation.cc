@@ -146,6 +146,9 @@ Lowered generate_instructions(const Algorithm& algorithm, bool inplace,
   Lowered l;
   l.collective = &c;
   l.inplace = inplace;
+  l.timed =
+      !algorithm.ops.empty() && std::all_of(algorithm.ops.begin(), algorithm.ops.end(),
+                                            [](const ChunkOp& op) { return op.start_us >= 0; });
   // Usually one transfer (a send and a receive) per op, plus the local copies: about one per
   // input slot (a rank's own chunks moved to its output). Reserved in one piece: growing the
   // vector by doubling held the old and the new one at once, the peak of the 4096-rank mesh

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "ccsynth/core/algorithm.h"
@@ -80,10 +81,15 @@ struct PlannedThreadblock {
 struct Lowered {
   const Collective* collective = nullptr;  // the algorithm's, which outlives the lowering
   bool inplace = false;
+  bool timed = false;               // every op of the algorithm has a start time (TACCL, TACOS)
   std::vector<int> scratch_chunks;  // per rank
   std::vector<Instruction> instructions;
   std::vector<Transfer> transfers;
   std::vector<std::vector<PlannedThreadblock>> threadblocks;  // per rank, after assignment
+  /// Set by channel assignment in a timed lowering: for the first transfer of each channel a
+  /// connection spilled into, the last transfer of the channel before it (its send is ordered
+  /// after that one, keeping the order the synthesizer timed).
+  std::unordered_map<int, int> spill_after;
 
   /// For every rank, its instructions that are not removed, sorted by key (one pass).
   std::vector<std::vector<int>> rank_orders() const;

@@ -217,7 +217,8 @@ class CapacitySchedule {
     }
     assign_threadblocks(current_, r, order, planned);
     origins_[r].clear();
-    program_.gpus[r] = insert_dependencies(current_, r, order, origins_[r], local_);
+    program_.gpus[r] =
+        insert_dependencies(current_, r, order, origins_[r], local_, o_.max_steps_per_threadblock);
   }
 
   // Undoes what fusion and threadblock assignment did to rank r. A lowering assigns no
