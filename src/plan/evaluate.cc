@@ -6,6 +6,7 @@
 #include <functional>
 #include <future>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -37,13 +38,13 @@ constexpr double kBoundSlack = 1e-9;
 // rfs:8x8x8; docs/compiler.md). Within the default budget (kDefaultMemoryBudgetBytes), at
 // thousands of ranks evaluations run one at a time.
 constexpr double kBytesPerOpInFlight = 1000;
-// The last variant of a race, when its program has at least this many steps, is verified
-// beside its simulation as soon as a thread is idle, before it is known to win: verification
-// is a long serial stage at thousands of ranks (the winner's took 1.5 s of the 1024-rank mesh
-// allgather after the race, with the other core idle), and the last variant is often the
-// winner (the unfused one there). Where one evaluation fits at a time, the best program so far
-// is verified beside a later variant's simulation instead (VariantRace::one_at_a_time_). Smaller
-// programs are verified only once they win.
+// When the last variant of a race has at least this many steps, a program is verified beside
+// its simulation as soon as a thread is idle, before it is known to win: the best so far if it
+// is not verified yet, else the last variant's (VariantRace::verify_best_when_idle).
+// Verification is a long serial stage at thousands of ranks (the winner's took 1.5 s of the
+// 1024-rank mesh allgather after the race, with the other core idle). Where one evaluation fits
+// at a time, the best program so far is verified beside a later variant's simulation
+// (VariantRace::one_at_a_time_). Smaller programs are verified only once they win.
 constexpr int64_t kVerifyBesideSimulationSteps = 100000;
 
 // How many evaluations of an algorithm of `ops` ops fit in `budget_bytes` at once (at least 1).
@@ -278,17 +279,17 @@ class VariantRace {
     }
     if (compiled) compiled();
     std::vector<Variant> pairs;
+    std::optional<BesideReport> early_report;
     {
       std::atomic<bool> simulated{false};
-      std::future<std::optional<verify::VerifyReport>> early;
-      std::future<std::optional<verify::VerifyReport>> held_early;
+      std::future<std::optional<BesideReport>> early;
       const bool beside = verify_beside_ && (!one_at_a_time_ || lowering_let_go) &&
                           program.total_steps() >= kVerifyBesideSimulationSteps;
       if (beside && last) {
-        early = verify_when_idle(program, options, simulated);
+        early = verify_best_when_idle(program, options, simulated);
       } else if (beside && one_at_a_time_ && held_ && !variants_[*held_].report) {
         // The best program so far, held (nothing else replaces it here: one add() at a time).
-        held_early = verify_when_idle(held_program_, variants_[*held_].options, simulated);
+        early = verify_held_when_idle(*held_, simulated);
       }
       {
         // A verification not started by the end of the simulation gives up, before `early`
@@ -296,20 +297,16 @@ class VariantRace {
         const GiveUpOnExit stop_waiting(simulated);
         pairs = simulate_protocols(program, options, position);
       }
-      if (early.valid()) {
-        if (const std::optional<verify::VerifyReport> report = early.get()) {
-          for (Variant& v : pairs)
-            if (!v.report) v.report = *report;
-        }
-      }
-      if (held_early.valid()) {
-        if (const std::optional<verify::VerifyReport> report = held_early.get()) {
-          variants_[*held_].report = *report;
-          share_report(*held_);
-        }
-      }
+      if (early.valid()) early_report = early.get();
     }
     const std::lock_guard<std::mutex> lock(mutex_);
+    if (early_report && early_report->held) {
+      variants_[*early_report->held].report = early_report->report;
+      share_report(*early_report->held);
+    } else if (early_report) {
+      for (Variant& v : pairs)
+        if (!v.report) v.report = early_report->report;
+    }
     const size_t first = variants_.size();
     for (Variant& v : pairs) {
       variants_.push_back(std::move(v));
@@ -395,19 +392,61 @@ class VariantRace {
     failed_attempt_ = attempt;
   }
 
-  // Verifies `program` on a thread of its own as soon as fewer threads than allowed are busy,
-  // unless `simulated` is set first (then nullopt). The simulation beside it only relabels the
-  // program's protocol, which the verifier does not read.
-  std::future<std::optional<verify::VerifyReport>> verify_when_idle(
+  // A verification run beside a simulation: of the held pair `held`, or (nullopt) of the
+  // program being simulated.
+  struct BesideReport {
+    std::optional<size_t> held;
+    verify::VerifyReport report;
+  };
+
+  // On a thread of its own, as soon as fewer threads than allowed are busy (unless `simulated`
+  // is set first: then nullopt), verifies the best program so far if it is not verified yet,
+  // else `program`, whose simulation runs beside it: that one wins only if it beats the best so
+  // far. A loser's verification is wasted, and the winner is verified after the race. Betting
+  // on `program` (the last variant of the race) wasted one on TACOS's mesh allgathers and
+  // torus3d:8x8x8 once their spilled channels sent in order (the fused variant, simulated first,
+  // wins there); betting on the best so far wastes one on TACOS's rfs:8x8x8 allreduce, won by
+  // the last variant (docs/compiler.md). The simulation only relabels the program's protocol,
+  // which the verifier does not read; the held program stays alive while it is verified,
+  // whatever the race holds next.
+  std::future<std::optional<BesideReport>> verify_best_when_idle(
       const Program& program, const compiler::CompileOptions& options,
       const std::atomic<bool>& simulated) {
-    return std::async(
-        std::launch::async,
-        [this, &program, options, &simulated]() -> std::optional<verify::VerifyReport> {
-          if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
-          const BusyThread counted;
-          return verify_counted(program, options);
-        });
+    return std::async(std::launch::async, [this, &program, options, &simulated] {
+      return verify_best(program, options, simulated);
+    });
+  }
+
+  // verify_best_when_idle's work, on its own thread.
+  std::optional<BesideReport> verify_best(const Program& program,
+                                          const compiler::CompileOptions& options,
+                                          const std::atomic<bool>& simulated) {
+    if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
+    const BusyThread counted;
+    std::optional<size_t> held;
+    std::shared_ptr<const Program> held_program;
+    compiler::CompileOptions held_options;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (held_ && !variants_[*held_].report) {
+        held = held_;
+        held_program = held_program_;
+        held_options = variants_[*held_].options;
+      }
+    }
+    if (held) return BesideReport{held, verify_counted(*held_program, held_options)};
+    return BesideReport{std::nullopt, verify_counted(program, options)};
+  }
+
+  // verify_best_when_idle for the held pair `at`, where nothing replaces it meanwhile (one
+  // add() at a time).
+  std::future<std::optional<BesideReport>> verify_held_when_idle(
+      size_t at, const std::atomic<bool>& simulated) {
+    return std::async(std::launch::async, [this, at, &simulated]() -> std::optional<BesideReport> {
+      if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
+      const BusyThread counted;
+      return BesideReport{at, verify_counted(*held_program_, variants_[at].options)};
+    });
   }
 
   // The compiled `program` of variant `position` (compiled as `options`) in every protocol
@@ -603,7 +642,7 @@ class VariantRace {
   void hold(size_t at, Program program) {
     held_ = at;
     held_position_ = variants_[at].position;
-    held_program_ = std::move(program);
+    held_program_ = std::make_shared<Program>(std::move(program));
   }
 
   Program compile(const compiler::CompileOptions& options) {
@@ -619,11 +658,11 @@ class VariantRace {
       held_ = at;
       held_position_ = variants_[at].position;
     } else {
-      held_program_ = Program{};  // one program at a time
+      held_program_.reset();  // one program at a time
       hold(at, compile(variants_[at].options));
     }
-    held_program_.protocol = variants_[at].options.protocol;
-    return held_program_;
+    held_program_->protocol = variants_[at].options.protocol;
+    return *held_program_;
   }
 
   void verify(size_t at) {
@@ -663,7 +702,9 @@ class VariantRace {
   std::vector<std::optional<UserError>> dropped_;  // per protocol, why it left the race
   std::optional<size_t> held_;
   size_t held_position_ = 0;
-  Program held_program_;
+  // The held pair's program; shared with a verification beside a simulation (add()), which
+  // keeps it alive when the race holds another one meanwhile.
+  std::shared_ptr<Program> held_program_;
   std::optional<UserError> last_failure_;
   size_t failed_attempt_ = 0;
   std::atomic<int> simulations_{0};

@@ -344,9 +344,10 @@ void expect_verifying_beside_keeps_the_outcome(const VariantSpace& space,
   EXPECT_TRUE(verify::verify_program(two.program).ok());
 }
 
-// Room for two evaluations, one lowering: the last variant is verified beside its simulation,
-// then the winner if that was another one.
-TEST(Evaluate, VerifyingTheLastVariantBesideItsSimulationKeepsTheOutcome) {
+// Room for two evaluations, one lowering: beside the last variant's simulation, the best
+// program so far is verified if it is not yet, else the last variant's; then the winner if
+// that was another one.
+TEST(Evaluate, VerifyingBesideTheLastSimulationKeepsTheOutcome) {
   VariantSpace space;
   space.schedule_orders = {false};
   expect_verifying_beside_keeps_the_outcome(space, kDefaultMemoryBudgetBytes, 2);
