@@ -404,11 +404,13 @@ class VariantRace {
   // else `program`, whose simulation runs beside it: that one wins only if it beats the best so
   // far. A loser's verification is wasted, and the winner is verified after the race. Betting
   // on `program` (the last variant of the race) wasted one on TACOS's mesh allgathers and
-  // torus3d:8x8x8 once their spilled channels sent in order (the fused variant, simulated first,
-  // wins there); betting on the best so far wastes one on TACOS's rfs:8x8x8 allreduce, won by
-  // the last variant (docs/compiler.md). The simulation only relabels the program's protocol,
-  // which the verifier does not read; the held program stays alive while it is verified,
-  // whatever the race holds next.
+  // torus3d:8x8x8 once their spilled channels sent in order (the fused variant, simulated
+  // first, wins there); betting on the best so far wasted one on TACOS's rfs:8x8x8 allreduce,
+  // won by its last variant, unfused like the winner of its other lowering. So where the race
+  // so far favours `program`'s fusion (fusion_won_before), `program` is verified
+  // (docs/compiler.md). The simulation only relabels the program's protocol, which the
+  // verifier does not read; the held program stays alive while it is verified, whatever the
+  // race holds next.
   std::future<std::optional<BesideReport>> verify_best_when_idle(
       const Program& program, const compiler::CompileOptions& options,
       const std::atomic<bool>& simulated) {
@@ -428,7 +430,7 @@ class VariantRace {
     compiler::CompileOptions held_options;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      if (held_ && !variants_[*held_].report) {
+      if (held_ && !variants_[*held_].report && !fusion_won_before(options)) {
         held = held_;
         held_program = held_program_;
         held_options = variants_[*held_].options;
@@ -436,6 +438,28 @@ class VariantRace {
     }
     if (held) return BesideReport{held, verify_counted(*held_program, held_options)};
     return BesideReport{std::nullopt, verify_counted(program, options)};
+  }
+
+  // Whether the race so far suggests that `options`' fusion wins (with mutex_ held): some
+  // program with that fusion beat its twin of the other fusion (the same lowering and
+  // protocol) at the last size. TACOS's rfs:8x8x8 allreduce is won by unfused programs in
+  // both orders; its meshes and tori, with one lowering each, give no such hint.
+  bool fusion_won_before(const compiler::CompileOptions& options) const {
+    for (size_t a = 0; a < variants_.size(); ++a) {
+      const Variant& va = variants_[a];
+      if (va.options.fuse != options.fuse || va.results.empty() ||
+          va.results.back().time_us == kPruned) {
+        continue;
+      }
+      for (size_t b = 0; b < variants_.size(); ++b) {
+        const Variant& vb = variants_[b];
+        const bool twins = vb.options.fuse != va.options.fuse && vb.protocol == va.protocol &&
+                           vb.options.schedule_order == va.options.schedule_order &&
+                           vb.options.instances == va.options.instances;
+        if (twins && before_at_last_size(a, b)) return true;
+      }
+    }
+    return false;
   }
 
   // verify_best_when_idle for the held pair `at`, where nothing replaces it meanwhile (one
