@@ -1,7 +1,6 @@
 #include "compiler/channel_assignment.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <string>
@@ -89,23 +88,31 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
   // A connection of n > capacity transfers spreads them evenly over the ceil(n / capacity)
   // channels it needs (at most `capacity` each) instead of filling channels to `capacity` in
   // turn: its threadblocks, which also hold the paired connection, stay equally short.
-  std::unordered_map<int64_t, int> per_pair;  // (src, dst) -> transfers, then per channel
-  for (int t : order) ++per_pair[pair_key(l.transfers[t].src_rank, l.transfers[t].dst_rank)];
-  for (auto& [pair, n] : per_pair) {
-    const int channels = (n + capacity - 1) / capacity;
-    // The pair's capacity per channel, negative where it spills (needs more than one channel).
-    n = (n + channels - 1) / channels * (channels > 1 ? -1 : 1);
+  struct PairShare {
+    int transfers = 0;
+    int per_channel = 0;  // the pair's capacity per channel
+    bool spills = false;  // it needs more than one channel
+  };
+  std::unordered_map<int64_t, PairShare> per_pair;  // (src, dst) -> its share
+  for (int t : order) {
+    ++per_pair[pair_key(l.transfers[t].src_rank, l.transfers[t].dst_rank)].transfers;
+  }
+  for (auto& [pair, share] : per_pair) {
+    const int channels = (share.transfers + capacity - 1) / capacity;
+    share.per_channel = (share.transfers + channels - 1) / channels;
+    share.spills = channels > 1;
   }
   std::unordered_map<int64_t, int> used;  // (src, dst, channel) -> transfers
-  std::unordered_map<int64_t, int> last;  // (src, dst, channel) -> its latest, where it spills
+  // A timed lowering's spilling pairs: (src, dst, channel) -> its latest transfer so far, for
+  // Lowered::spill_after.
+  std::unordered_map<int64_t, int> last;
   l.spill_after.clear();
   for (int t : order) {
     Transfer& tr = l.transfers[t];
     const int64_t pair = pair_key(tr.src_rank, tr.dst_rank);
-    const int signed_capacity = per_pair.at(pair);
-    const int pair_capacity = std::abs(signed_capacity);
+    const PairShare& share = per_pair.at(pair);
     int channel = std::max(tr.channel, 0);
-    while (used[pair * kChannelSpan + channel] >= pair_capacity) ++channel;
+    while (used[pair * kChannelSpan + channel] >= share.per_channel) ++channel;
     if (channel >= max_channels) {
       throw UserError("", "channels",
                       "transfers " + std::to_string(tr.src_rank) + " -> " +
@@ -113,15 +120,14 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
                           std::to_string(max_channels) + " channels of at most " +
                           std::to_string(capacity) + " steps each");
     }
-    if (channel != std::max(tr.channel, 0)) {  // spilled
-      tr.send_tb = tr.recv_tb = -1;
-      if (used[pair * kChannelSpan + channel] == 0) {
-        const auto before = last.find(pair * kChannelSpan + channel - 1);
-        if (before != last.end()) l.spill_after.emplace(t, before->second);
-      }
+    const bool spilled = channel != std::max(tr.channel, 0);
+    if (spilled) tr.send_tb = tr.recv_tb = -1;
+    if (spilled && l.timed && used[pair * kChannelSpan + channel] == 0) {
+      const auto before = last.find(pair * kChannelSpan + channel - 1);
+      if (before != last.end()) l.spill_after.emplace(t, before->second);
     }
     ++used[pair * kChannelSpan + channel];
-    if (signed_capacity < 0 && l.timed) last[pair * kChannelSpan + channel] = t;
+    if (l.timed && share.spills) last[pair * kChannelSpan + channel] = t;
     tr.channel = channel;
   }
 }

@@ -414,17 +414,12 @@ class VariantRace {
   std::future<std::optional<BesideReport>> verify_best_when_idle(
       const Program& program, const compiler::CompileOptions& options,
       const std::atomic<bool>& simulated) {
-    return std::async(std::launch::async, [this, &program, options, &simulated] {
-      return verify_best(program, options, simulated);
-    });
+    return when_idle(simulated,
+                     [this, &program, options] { return verify_best(program, options); });
   }
 
-  // verify_best_when_idle's work, on its own thread.
-  std::optional<BesideReport> verify_best(const Program& program,
-                                          const compiler::CompileOptions& options,
-                                          const std::atomic<bool>& simulated) {
-    if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
-    const BusyThread counted;
+  // verify_best_when_idle's choice and verification, on its own thread.
+  BesideReport verify_best(const Program& program, const compiler::CompileOptions& options) {
     std::optional<size_t> held;
     std::shared_ptr<const Program> held_program;
     compiler::CompileOptions held_options;
@@ -466,11 +461,22 @@ class VariantRace {
   // add() at a time).
   std::future<std::optional<BesideReport>> verify_held_when_idle(
       size_t at, const std::atomic<bool>& simulated) {
-    return std::async(std::launch::async, [this, at, &simulated]() -> std::optional<BesideReport> {
-      if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
-      const BusyThread counted;
-      return BesideReport{at, verify_counted(*held_program_, variants_[at].options)};
+    return when_idle(simulated, [this, at, options = variants_[at].options] {
+      return BesideReport{at, verify_counted(*held_program_, options)};
     });
+  }
+
+  // Runs `verify` on a thread of its own as soon as fewer threads than allowed are busy, counted
+  // among them; nullopt when `simulated` is set first.
+  template <typename Verify>
+  std::future<std::optional<BesideReport>> when_idle(const std::atomic<bool>& simulated,
+                                                     Verify verify) {
+    return std::async(std::launch::async,
+                      [this, &simulated, verify]() -> std::optional<BesideReport> {
+                        if (!wait_for_idle_thread(threads_, simulated)) return std::nullopt;
+                        const BusyThread counted;
+                        return verify();
+                      });
   }
 
   // The compiled `program` of variant `position` (compiled as `options`) in every protocol
