@@ -1,7 +1,7 @@
 #include "ccsynth/synth/combine.h"
 
-#include <map>
-#include <set>
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,30 +49,47 @@ void append_kept_runs(const ChunkOp& op, const std::vector<bool>& kept, std::vec
 
 // Drops deliveries of a chunk to a rank that already holds it (from the precondition, an earlier
 // step or an earlier op of the same step): in the inverse each delivery becomes one reduction
-// of the receiver's partial value, so a duplicate would count contributions twice.
+// of the receiver's partial value, so a duplicate would count contributions twice. Only the
+// first delivery of each (chunk, rank) in step order is kept, and none where the precondition
+// holds it: one sort of all deliveries (a set of held pairs cost a tree node per delivery,
+// most of an inversion at hundreds of ranks).
 std::vector<ChunkOp> without_redundant_deliveries(const Algorithm& a) {
   Algorithm sorted = a;
   sort_ops(sorted);
   const Collective& c = a.collective;
-  std::set<std::pair<int, int>> held;  // (chunk, rank)
+  // A delivery of (chunk, rank) as chunk * ranks + rank, and when: -1 for the precondition, else
+  // its place among the chunks the ops deliver, in step order.
+  struct Delivery {
+    int64_t pair = 0;
+    int64_t order = -1;
+    bool operator<(const Delivery& o) const {
+      return pair != o.pair ? pair < o.pair : order < o.order;
+    }
+  };
+  const auto pair_of = [&c](int chunk, int rank) {
+    return static_cast<int64_t>(chunk) * c.num_ranks + rank;
+  };
+  std::vector<Delivery> deliveries;
   for (int k = 0; k < c.num_chunks(); ++k) {
-    for (int r : c.pre_ranks(k)) held.insert({k, r});
+    for (int r : c.pre_ranks(k)) deliveries.push_back({pair_of(k, r), -1});
+  }
+  int64_t delivered = 0;
+  for (const ChunkOp& op : sorted.ops) {
+    for (int n = 0; n < op.count; ++n)
+      deliveries.push_back({pair_of(op.chunk + n, op.dst), delivered++});
+  }
+  std::sort(deliveries.begin(), deliveries.end());
+  std::vector<bool> first(static_cast<size_t>(delivered), false);
+  for (size_t i = 0; i < deliveries.size(); ++i) {
+    const bool starts_pair = i == 0 || deliveries[i - 1].pair != deliveries[i].pair;
+    if (starts_pair && deliveries[i].order >= 0) first[deliveries[i].order] = true;
   }
   std::vector<ChunkOp> out;
-  size_t i = 0;
-  while (i < sorted.ops.size()) {
-    const int step = sorted.ops[i].step;
-    std::set<std::pair<int, int>> arriving;
-    for (; i < sorted.ops.size() && sorted.ops[i].step == step; ++i) {
-      const ChunkOp& op = sorted.ops[i];
-      std::vector<bool> kept(op.count, false);
-      for (int n = 0; n < op.count; ++n) {
-        const std::pair<int, int> key{op.chunk + n, op.dst};
-        kept[n] = !held.count(key) && arriving.insert(key).second;
-      }
-      append_kept_runs(op, kept, out);
-    }
-    held.insert(arriving.begin(), arriving.end());
+  int64_t at = 0;
+  for (const ChunkOp& op : sorted.ops) {
+    std::vector<bool> kept(op.count, false);
+    for (int n = 0; n < op.count; ++n) kept[n] = first[at++];
+    append_kept_runs(op, kept, out);
   }
   return out;
 }

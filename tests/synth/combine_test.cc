@@ -117,6 +117,17 @@ TEST(Invert, RedundantDeliveriesAreDropped) {
   expect_valid(red);
 }
 
+TEST(Invert, DeliveryBackToTheRootIsDropped) {
+  // The root holds the chunk from the start: rank 1's send back to it at step 1 is redundant.
+  Algorithm bc;
+  bc.collective = make_collective(CollectiveKind::kBroadcast, 3);
+  bc.ops = {{0, 0, 1, OpKind::kCopy, 0}, {0, 1, 0, OpKind::kCopy, 1}, {0, 1, 2, OpKind::kCopy, 1}};
+  const Algorithm red = invert(bc);
+  ASSERT_EQ(red.ops.size(), 2u) << red;
+  for (const ChunkOp& op : red.ops) EXPECT_NE(op.src, 0) << red;  // inverse: nothing from rank 0
+  expect_valid(red);
+}
+
 TEST(Invert, PartiallyRedundantMultiChunkOpIsSplit) {
   // Rank 1 receives chunks 0..2 at step 0, then rank 0 resends 0..3 (only chunk 3 is new).
   Algorithm bc;
