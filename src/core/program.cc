@@ -1,8 +1,9 @@
 #include "ccsynth/core/program.h"
 
 #include <algorithm>
-#include <map>
+#include <cstdint>
 #include <tuple>
+#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 
@@ -303,6 +304,21 @@ struct ConnectionEnds {
   int receiver_tb = -1;
 };
 
+// A connection (sender rank, receiver rank, channel).
+using ConnectionKey = std::tuple<int, int, int>;
+
+// Hash of a ConnectionKey (a hashed table: a tree of the connections of a 512-rank program was
+// most of this check, which every simulation runs).
+struct ConnectionKeyHash {
+  size_t operator()(const ConnectionKey& k) const {
+    const auto [src, dst, channel] = k;
+    uint64_t h = static_cast<uint32_t>(src);
+    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(dst);
+    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(channel);
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
 }  // namespace
 
 void validate_structure(const Program& program, const std::string& file) {
@@ -312,7 +328,10 @@ void validate_structure(const Program& program, const std::string& file) {
                     "the program has " + std::to_string(program.gpus.size()) +
                         " gpu elements but ngpus = " + std::to_string(num_ranks));
   }
-  std::map<std::tuple<int, int, int>, ConnectionEnds> connections;  // (src, dst, channel)
+  std::unordered_map<ConnectionKey, ConnectionEnds, ConnectionKeyHash> connections;
+  size_t threadblocks = 0;
+  for (const GpuProgram& gpu : program.gpus) threadblocks += gpu.threadblocks.size();
+  connections.reserve(threadblocks);
   for (int r = 0; r < num_ranks; ++r) {
     const GpuProgram& gpu = program.gpus[r];
     const std::string gpu_field = "gpu[" + std::to_string(r) + "]";
@@ -351,22 +370,27 @@ void validate_structure(const Program& program, const std::string& file) {
       check_steps(gpu, t, file);
     }
   }
+  // An end without its partner: reported for the first such connection in (src, dst, channel)
+  // order, its missing receiver before its missing sender.
+  const ConnectionKey* unmatched = nullptr;
   for (const auto& [key, ends] : connections) {
-    const auto [src, dst, channel] = key;
-    const std::string on = " on channel " + std::to_string(channel);
-    if (ends.receiver_tb < 0) {
-      throw UserError(file, tb_field(src, ends.sender_tb),
-                      "sends to rank " + std::to_string(dst) + on + " but no threadblock of rank " +
-                          std::to_string(dst) + " receives from rank " + std::to_string(src) +
-                          " on that channel");
-    }
-    if (ends.sender_tb < 0) {
-      throw UserError(file, tb_field(dst, ends.receiver_tb),
-                      "receives from rank " + std::to_string(src) + on +
-                          " but no threadblock of rank " + std::to_string(src) + " sends to rank " +
-                          std::to_string(dst) + " on that channel");
-    }
+    if ((ends.receiver_tb < 0 || ends.sender_tb < 0) && (!unmatched || key < *unmatched))
+      unmatched = &key;
   }
+  if (unmatched == nullptr) return;
+  const auto [src, dst, channel] = *unmatched;
+  const ConnectionEnds& ends = connections.at(*unmatched);
+  const std::string on = " on channel " + std::to_string(channel);
+  if (ends.receiver_tb < 0) {
+    throw UserError(file, tb_field(src, ends.sender_tb),
+                    "sends to rank " + std::to_string(dst) + on + " but no threadblock of rank " +
+                        std::to_string(dst) + " receives from rank " + std::to_string(src) +
+                        " on that channel");
+  }
+  throw UserError(file, tb_field(dst, ends.receiver_tb),
+                  "receives from rank " + std::to_string(src) + on +
+                      " but no threadblock of rank " + std::to_string(src) + " sends to rank " +
+                      std::to_string(dst) + " on that channel");
 }
 
 }  // namespace ccsynth
