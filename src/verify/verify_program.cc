@@ -409,10 +409,16 @@ class Simulator {
 
   void execute(int g, const Step& s) {
     TbState& st = tbs_[g];
-    // The values received, then what the step writes and sends (one allocation per message:
-    // the local operands are read into reused buffers).
+    // The values received, then what the step writes and sends. A message's storage is reused
+    // once it is received (spare_values_), so sends allocate only while the messages in flight
+    // grow; the local operands are read into reused buffers.
     std::vector<SymbolicValue> values;
-    if (receives(s.type)) values = std::move(receive(g, s).values);
+    if (receives(s.type)) {
+      values = std::move(receive(g, s).values);
+    } else if (sends(s.type) && !spare_values_.empty()) {
+      values = std::move(spare_values_.back());
+      spare_values_.pop_back();
+    }
     if (reads_src(s.type)) read_all(st, s.src_buffer, s.src_offset, s.count, src_);
     switch (s.type) {
       case StepType::kSend: values.assign(src_.begin(), src_.end()); break;
@@ -434,6 +440,8 @@ class Simulator {
       conn.fifo.push_back({std::move(values), st.pc, global_clocks_ ? st.clock : SparseClock{}},
                           slots_);
       if (conn.receiver >= 0) wake(conn.receiver);
+    } else if (values.capacity() > 0) {
+      spare_values_.push_back(std::move(values));
     }
   }
 
@@ -652,6 +660,8 @@ class Simulator {
   std::vector<SymbolicValue> values_;
   std::vector<CellMeta> meta_;
   std::vector<SymbolicValue> src_, dst_;  // a step's local operands (execute())
+  // Storage of received messages' values, for the next sends (execute()).
+  std::vector<std::vector<SymbolicValue>> spare_values_;
   std::unordered_map<uint64_t, std::pair<int, Slot>> contributions_;
 };
 
