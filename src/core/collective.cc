@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "ccsynth/core/error.h"
 
@@ -16,9 +15,12 @@ constexpr CollectiveKind kBuiltinKinds[] = {
 };
 
 std::vector<int> unique_ranks(const std::vector<Slot>& slots) {
-  std::set<int> ranks;
-  for (const Slot& s : slots) ranks.insert(s.rank);
-  return {ranks.begin(), ranks.end()};
+  std::vector<int> ranks;
+  ranks.reserve(slots.size());
+  for (const Slot& s : slots) ranks.push_back(s.rank);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
 }
 }  // namespace
 
