@@ -304,21 +304,6 @@ struct ConnectionEnds {
   int receiver_tb = -1;
 };
 
-// A connection (sender rank, receiver rank, channel).
-using ConnectionKey = std::tuple<int, int, int>;
-
-// Hash of a ConnectionKey (a hashed table: a tree of the connections of a 512-rank program was
-// most of this check, which every simulation runs).
-struct ConnectionKeyHash {
-  size_t operator()(const ConnectionKey& k) const {
-    const auto [src, dst, channel] = k;
-    uint64_t h = static_cast<uint32_t>(src);
-    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(dst);
-    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(channel);
-    return static_cast<size_t>(h ^ (h >> 29));
-  }
-};
-
 }  // namespace
 
 void validate_structure(const Program& program, const std::string& file) {

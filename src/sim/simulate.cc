@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <deque>
 #include <limits>
-#include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -326,7 +326,8 @@ class Simulator {
       int sender = -1;
       int receiver = -1;
     };
-    std::map<std::tuple<int, int, int>, Ends> pairs;  // (src rank, dst rank, channel); setup only
+    std::unordered_map<ConnectionKey, Ends, ConnectionKeyHash> pairs;  // setup only
+    pairs.reserve(tbs_.size());
     for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) {
       const TbInfo& info = info_[t];
       const Threadblock& tb = program_.gpus[info.rank].threadblocks[info.local_id];
@@ -341,7 +342,11 @@ class Simulator {
         ends.receiver = t;
       }
     }
-    for (const auto& [key, ends] : pairs) {
+    // Numbered in (src rank, dst rank, channel) order.
+    std::vector<std::pair<ConnectionKey, Ends>> ordered(pairs.begin(), pairs.end());
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [key, ends] : ordered) {
       if (ends.sender < 0 || ends.receiver < 0) continue;
       Conn conn;
       conn.sender = ends.sender;

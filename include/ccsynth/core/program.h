@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "ccsynth/core/collective.h"
@@ -89,6 +90,22 @@ struct Threadblock {
   std::vector<Step> steps;
 
   bool operator==(const Threadblock&) const = default;
+};
+
+/// A FIFO connection of a program: (sender rank, receiver rank, channel).
+using ConnectionKey = std::tuple<int, int, int>;
+
+/// Hash of a ConnectionKey, for the hashed tables that pair a program's threadblocks into
+/// connections (a tree of the half a million threadblocks of TACOS's 512-rank rfs allreduce in
+/// start-time order was most of that pairing, which every simulation and verification does).
+struct ConnectionKeyHash {
+  size_t operator()(const ConnectionKey& key) const {
+    const auto [src, dst, channel] = key;
+    uint64_t h = static_cast<uint32_t>(src);
+    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(dst);
+    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(channel);
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
 };
 
 /// One rank's part of a program.
