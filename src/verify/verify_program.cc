@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <deque>
-#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -105,9 +104,10 @@ struct Message {
 };
 
 // The messages in flight on a connection, at most `slots` (a sender waits at a full FIFO): a
-// ring over storage made at the first send. (A std::deque allocated a 512-byte node for every
-// connection and another one every 9 messages; TACOS's rfs:8x8x8 allreduce has 238 K
-// connections.)
+// ring whose storage grows as the messages in flight do, up to `slots`. (A std::deque
+// allocated a 512-byte node for every connection and another one every 9 messages; TACOS's
+// rfs:8x8x8 allreduce has 238 K connections, and in start-time order most carry one or two
+// messages, so storage for all slots at the first send was most of what the run allocated.)
 class MessageRing {
  public:
   bool empty() const { return size_ == 0; }
@@ -121,12 +121,21 @@ class MessageRing {
     return out;
   }
   void push_back(Message message, int slots) {
-    if (ring_.empty()) ring_.resize(static_cast<size_t>(slots));
+    if (size_ == ring_.size())
+      grow(std::min(std::max<size_t>(1, 2 * size_), static_cast<size_t>(slots)));
     ring_[(head_ + size_) % ring_.size()] = std::move(message);
     ++size_;
   }
 
  private:
+  // Storage for `capacity` messages, the ones in flight moved to its front in order.
+  void grow(size_t capacity) {
+    std::vector<Message> grown(std::max(capacity, size_ + 1));
+    for (size_t i = 0; i < size_; ++i) grown[i] = std::move(ring_[(head_ + i) % ring_.size()]);
+    ring_.swap(grown);
+    head_ = 0;
+  }
+
   std::vector<Message> ring_;
   size_t head_ = 0;
   size_t size_ = 0;
@@ -313,7 +322,8 @@ class Simulator {
 
   // Pairs senders and receivers into FIFO connections.
   void connect() {
-    std::map<std::tuple<int, int, int>, int> index;
+    std::unordered_map<ConnectionKey, int, ConnectionKeyHash> index;
+    index.reserve(tbs_.size());
     auto conn_of = [&](int src, int dst, int chan) {
       const auto [it, inserted] = index.insert({{src, dst, chan}, static_cast<int>(conns_.size())});
       if (inserted) conns_.push_back({src, dst, chan, -1, -1, {}});
@@ -402,9 +412,8 @@ class Simulator {
     st.published = st.pc + 1;
     if (const int slot = snapshot_of_[st.first_step + st.pc]; slot >= 0)
       snapshots_[slot] = st.clock;
-    std::vector<int> waiters;
-    waiters.swap(st.waiters);
-    for (int w : waiters) wake(w);
+    for (int w : st.waiters) wake(w);  // wake() queues them; it does not wait on st
+    st.waiters.clear();
   }
 
   void execute(int g, const Step& s) {
