@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <deque>
+#include <memory_resource>
 #include <tuple>
 #include <unordered_map>
 
@@ -41,9 +42,15 @@ constexpr int64_t kGlobalClockWork = 100'000'000;
 // A vector clock kept as its nonzero entries, sorted by slot. A threadblock learns about few
 // others: at 512 ranks (TACOS's rfs:8x8x8 allreduce, 435 slots per rank clock) 3.6% of the
 // entries of the dense clocks were ever nonzero, and the dense clocks and their snapshots took
-// 1.6 GB, zeroed and joined slot by slot.
+// 1.6 GB, zeroed and joined slot by slot. A run's clocks take their storage from one pool
+// (Simulator::clock_pool_): half a million small vectors freed one by one were 7% of a
+// verification at 512 ranks, most of it at the end. Clocks that join each other (join()'s
+// `scratch` swaps storage with the clock) must share a memory resource.
 class SparseClock {
  public:
+  SparseClock() = default;
+  explicit SparseClock(std::pmr::memory_resource* storage) : entries_(storage) {}
+
   // The entry of `slot` (0 when absent).
   int get(int slot) const {
     const auto it = find(slot);
@@ -67,7 +74,7 @@ class SparseClock {
       entries_ = other.entries_;
       return;
     }
-    std::vector<std::pair<int, int>>& out = scratch.entries_;
+    Entries& out = scratch.entries_;
     out.clear();
     auto a = entries_.cbegin();
     auto b = other.entries_.cbegin();
@@ -85,14 +92,16 @@ class SparseClock {
   }
 
  private:
-  std::vector<std::pair<int, int>>::iterator find(int slot) {
+  using Entries = std::pmr::vector<std::pair<int, int>>;
+
+  Entries::iterator find(int slot) {
     return std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(slot, INT_MIN));
   }
-  std::vector<std::pair<int, int>>::const_iterator find(int slot) const {
+  Entries::const_iterator find(int slot) const {
     return std::lower_bound(entries_.begin(), entries_.end(), std::make_pair(slot, INT_MIN));
   }
 
-  std::vector<std::pair<int, int>> entries_;
+  Entries entries_;
 };
 
 // A message in flight: the values of `count` chunks, who sent it and (with global clocks)
@@ -155,6 +164,8 @@ struct Connection {
 enum class Wait { kNone, kDependency, kReceive, kSendSlot };
 
 struct TbState {
+  explicit TbState(std::pmr::memory_resource* clocks) : clock(clocks) {}
+
   int rank = 0;
   int local = 0;      // index on its rank
   int pc = 0;         // next step
@@ -257,7 +268,7 @@ class Simulator {
       cell_base_.push_back(cells);
       cells += static_cast<size_t>(g.input_chunks) + g.output_chunks + g.scratch_chunks;
       for (size_t t = 0; t < g.threadblocks.size(); ++t) {
-        TbState st;
+        TbState st(&clock_pool_);
         st.rank = g.rank;
         st.local = static_cast<int>(t);
         const auto& steps = g.threadblocks[t].steps;
@@ -292,7 +303,8 @@ class Simulator {
         if (slot < 0) slot = count++;
       }
     }
-    snapshots_.resize(count);
+    snapshots_.reserve(count);
+    for (int i = 0; i < count; ++i) snapshots_.emplace_back(&clock_pool_);
   }
 
   // The first step at or after `step` of `st` with hasdep (whose completion releases a wait
@@ -654,6 +666,7 @@ class Simulator {
   ViolationSink& sink_;
   const bool global_clocks_;
   std::deque<int>* ready_ = nullptr;
+  std::pmr::unsynchronized_pool_resource clock_pool_;  // before every clock that uses it
   std::vector<TbState> tbs_;
   std::vector<int> tb_base_;
   std::vector<std::vector<int>> rank_clock_slot_;  // rank clocks: [rank][local tb] -> slot or -1
@@ -663,8 +676,8 @@ class Simulator {
   // when its clock is joined by some dependency (else -1).
   std::vector<int> next_publish_;
   std::vector<int> snapshot_of_;
-  std::vector<SparseClock> snapshots_;  // a publishing step's clock, once it ran
-  SparseClock join_scratch_;            // storage SparseClock::join reuses
+  std::vector<SparseClock> snapshots_;      // a publishing step's clock, once it ran
+  SparseClock join_scratch_{&clock_pool_};  // storage SparseClock::join reuses
   std::vector<Connection> conns_;
   std::vector<SymbolicValue> values_;
   std::vector<CellMeta> meta_;
