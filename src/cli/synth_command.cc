@@ -243,8 +243,9 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--threads", f->threads,
-                  "compilations and simulations run at once (0 = the hardware threads, fewer "
-                  "when memory is short at thousands of ranks); the output does not depend on it")
+                  "TACOS's trials, compilations and simulations run at once (0 = the hardware "
+                  "threads; compilations and simulations fewer when memory is short at thousands "
+                  "of ranks); the output does not depend on it")
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--memory", f->memory_gib,

@@ -110,7 +110,9 @@ PlanResult plan(const PlanRequest& request) {
   out.sizes = sizes_of(request);
   out.collective = resolve_collective(request);
   const auto started = std::chrono::steady_clock::now();
-  out.synthesis = synth::synthesize(method, request.topology, out.collective, request.synth);
+  synth::SynthOptions synth_options = request.synth;
+  synth_options.threads = thread_limit(request.threads);  // TACOS's trials
+  out.synthesis = synth::synthesize(method, request.topology, out.collective, synth_options);
   out.synthesis_seconds = seconds_since(started);
   if (!out.synthesis.algorithm) return out;
   compiler::CompileOptions options = compile_options(request);

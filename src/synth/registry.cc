@@ -158,6 +158,7 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
   options.switch_degree = param(o, "switch-degree", options.switch_degree);
   options.pick_window = param(o, "pick-window", options.pick_window);
   options.chunk_replacement = !flag(o, "no-replacement");
+  options.threads = o.threads;
   const double chunk_bytes = static_cast<double>(options.bytes) / collective.input_chunks;
   report(o, "tacos: " + collective.name + " on " + topology.name + " (" +
                 std::to_string(topology.num_ranks) + " ranks, " +

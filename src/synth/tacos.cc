@@ -3,7 +3,9 @@
 // allgather, and best-of-N seeds.
 
 #include <algorithm>
+#include <exception>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -76,14 +78,37 @@ std::vector<TenLink> transposed(std::vector<TenLink> links) {
   return links;
 }
 
-// Best of `trials` seeds (lowest makespan, first seed on ties).
+// Best of `trials` seeds (lowest makespan, first seed on ties). Up to `o.threads` trials run at
+// once, in batches taken in seed order, so at most that many schedules are held beside the best.
 TenSchedule best_schedule(const std::vector<TenLink>& links, const Collective& c,
                           const TacosOptions& o) {
+  auto trial = [&](int i) {
+    return ten_synthesize(
+        links, c,
+        TenOptions{o.seed + static_cast<uint64_t>(i), o.chunk_replacement, o.pick_window});
+  };
   TenSchedule best;
-  for (int i = 0; i < o.trials; ++i) {
-    const TenOptions ten{o.seed + static_cast<uint64_t>(i), o.chunk_replacement, o.pick_window};
-    TenSchedule s = ten_synthesize(links, c, ten);
-    if (i == 0 || s.makespan_ticks < best.makespan_ticks) best = std::move(s);
+  const int batch = std::clamp(o.threads, 1, o.trials);
+  for (int first = 0; first < o.trials; first += batch) {
+    const int count = std::min(batch, o.trials - first);
+    std::vector<TenSchedule> found(count);
+    std::vector<std::exception_ptr> errors(count);
+    std::vector<std::thread> helpers;
+    auto run = [&](int k) {
+      try {
+        found[k] = trial(first + k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    };
+    for (int k = 1; k < count; ++k) helpers.emplace_back(run, k);
+    run(0);
+    for (std::thread& t : helpers) t.join();
+    for (int k = 0; k < count; ++k) {
+      if (errors[k]) std::rethrow_exception(errors[k]);
+      if (first + k == 0 || found[k].makespan_ticks < best.makespan_ticks)
+        best = std::move(found[k]);
+    }
   }
   return best;
 }

@@ -420,6 +420,24 @@ TEST(Tacos, SameSeedSameAlgorithmAndTrialsKeepTheBest) {
   expect_verified(best.algorithm, t);
 }
 
+TEST(Tacos, TrialsOnThreadsKeepTheSameBest) {
+  // 7 trials on 3 threads run in batches of 3, 3 and 1: the same algorithm and seed as one by
+  // one, for an allgather and for an allreduce (two phases, each its own best seed).
+  const Topology t = hypercube(4);
+  for (const CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kAllReduce}) {
+    const Collective c = make_collective(kind, 16);
+    TacosOptions o = bytes_per_chunk(c, kMiB);
+    o.seed = 5;
+    o.trials = 7;
+    const TacosResult one_by_one = synthesize_tacos(t, c, o);
+    o.threads = 3;
+    const TacosResult at_once = synthesize_tacos(t, c, o);
+    EXPECT_EQ(at_once.algorithm, one_by_one.algorithm) << c.name;
+    EXPECT_EQ(at_once.phase_seed, one_by_one.phase_seed) << c.name;
+    EXPECT_DOUBLE_EQ(at_once.time_us, one_by_one.time_us) << c.name;
+  }
+}
+
 TEST(Tacos, HomogeneousMeshAllGatherMeetsIngressBound) {
   // Corner ranks have 2 in-links and need 15 chunks: ceil(15/2) = 8 chunk times.
   const Topology t = mesh(4, 4);

@@ -43,6 +43,9 @@ struct SynthOptions {
   double time_limit_s = 60.0;
   /// Method parameters by SynthParam::name; a key the method does not declare is an error.
   nlohmann::json params = nlohmann::json::object();
+  /// Independent candidates a search tries (TACOS's trials) run up to this many at once; the
+  /// result does not depend on it.
+  int threads = 1;
   /// Receives one line per progress event (solver stages, trials); may be empty.
   std::function<void(const std::string& line)> progress;
 };

@@ -33,6 +33,7 @@ struct TacosOptions {
   int switch_degree = 0;          // unwinding degree d per switch (sec. IV.G); 0 = auto (ten_links)
   bool chunk_replacement = true;  // sec. IV.F; only has an effect with heterogeneous links
   int pick_window = 3;            // a link sends one of the W oldest chunks its destination needs
+  int threads = 1;                // trials run up to this many at once; the result is the same
 };
 
 /// One TEN link family: `lanes` parallel links src -> dst, each carrying one chunk at a time
