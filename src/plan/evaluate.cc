@@ -425,7 +425,8 @@ class VariantRace {
     compiler::CompileOptions held_options;
     {
       const std::lock_guard<std::mutex> lock(mutex_);
-      if (held_ && !variants_[*held_].report && !fusion_won_before(options)) {
+      if (held_ && !variants_[*held_].report &&
+          !favours_program(variants_[*held_].options, options)) {
         held = held_;
         held_program = held_program_;
         held_options = variants_[*held_].options;
@@ -435,10 +436,29 @@ class VariantRace {
     return BesideReport{std::nullopt, verify_counted(program, options)};
   }
 
-  // Whether the race so far suggests that `options`' fusion wins (with mutex_ held): some
-  // program with that fusion beat its twin of the other fusion (the same lowering and
-  // protocol) at the last size. TACOS's rfs:8x8x8 allreduce is won by unfused programs in
-  // both orders; its meshes and tori, with one lowering each, give no such hint.
+  // Whether the program being simulated, compiled as `program`, is a better bet to win than the
+  // held best so far, compiled as `held` (with mutex_ held). Only fusion tells them apart here:
+  // between two lowerings of the same fusion nothing does, and the held one is known to be fast.
+  // Otherwise the fusion that won a comparison of twins earlier in the race; where none did
+  // either way, the unfused program for a combining collective, the fused one otherwise. Measured
+  // at 1 MiB (docs/compiler.md, "The verification beside the last simulation bets on fusion"):
+  // the unfused program won 8 of the 11 reducing races of TACOS and trees at 256-1024 ranks (it
+  // keeps the schedule's timing, where a fused step holds its receive until its send can go),
+  // the fused one or a tie every allgather race on meshes and tori.
+  bool favours_program(const compiler::CompileOptions& held,
+                       const compiler::CompileOptions& program) const {
+    if (held.fuse == program.fuse) return false;
+    const bool program_won = fusion_won_before(program);
+    const bool held_won = fusion_won_before(held);
+    if (program_won != held_won) return program_won;
+    return program.fuse != algorithm_.collective.combining;
+  }
+
+  // Whether some program compiled with `options`' fusion is known to be faster at the last size
+  // than its twin of the other fusion (the same lowering and protocol), with mutex_ held. A twin
+  // that was not simulated to its end (pruned, or stopped at a time already beaten) counts with
+  // its lower bound only (bound_us): stopped early against another variant's time, it may still
+  // have been faster than this one.
   bool fusion_won_before(const compiler::CompileOptions& options) const {
     for (size_t a = 0; a < variants_.size(); ++a) {
       const Variant& va = variants_[a];
@@ -451,10 +471,20 @@ class VariantRace {
         const bool twins = vb.options.fuse != va.options.fuse && vb.protocol == va.protocol &&
                            vb.options.schedule_order == va.options.schedule_order &&
                            vb.options.instances == va.options.instances;
-        if (twins && before_at_last_size(a, b)) return true;
+        if (twins && known_faster_at_last_size(va, vb)) return true;
       }
     }
     return false;
+  }
+
+  // Whether `a`, simulated to its end at the last size, is faster there than `b` is known to be:
+  // b's time, or its lower bound where it was not simulated to its end.
+  static bool known_faster_at_last_size(const Variant& a, const Variant& b) {
+    if (b.results.empty()) return false;
+    const size_t last = a.results.size() - 1;
+    if (b.bound_us.size() <= last) return false;
+    const double b_at_least = b.pruned(last) ? b.bound_us[last] : b.results[last].time_us;
+    return a.results[last].time_us < b_at_least;
   }
 
   // verify_best_when_idle for the held pair `at`, where nothing replaces it meanwhile (one
