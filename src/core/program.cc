@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <tuple>
-#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 
@@ -298,32 +299,98 @@ void check_steps(const GpuProgram& gpu, int t, const std::string& file) {
   }
 }
 
-// The threadblocks at both ends of one (sender, receiver, channel) connection.
-struct ConnectionEnds {
-  int sender_tb = -1;
-  int receiver_tb = -1;
+// One end of a connection at a rank: the peer, the channel and the threadblock (index in the
+// rank). A rank's send ends name the receivers, its receive ends the senders.
+struct End {
+  int peer = 0;
+  int channel = 0;
+  int tb = 0;
+
+  bool same_connection(const End& other) const {
+    return peer == other.peer && channel == other.channel;
+  }
+  auto key() const { return std::tie(peer, channel, tb); }
 };
 
-}  // namespace
+// Every rank's send and receive ends, each rank's sorted by (peer, channel, threadblock), in
+// flat arrays (a hashed table of the half a million threadblocks of TACOS's 512-rank rfs
+// allreduce was most of validate_structure, which every simulation and verification runs).
+struct RankEnds {
+  std::vector<End> sends;
+  std::vector<End> receives;
+  std::vector<int> send_offsets;     // per rank, into sends; one more at the end
+  std::vector<int> receive_offsets;  // the same into receives
 
-void validate_structure(const Program& program, const std::string& file) {
-  const int num_ranks = program.num_ranks;
-  if (num_ranks <= 0 || static_cast<int>(program.gpus.size()) != num_ranks) {
-    throw UserError(file, "ngpus",
-                    "the program has " + std::to_string(program.gpus.size()) +
-                        " gpu elements but ngpus = " + std::to_string(num_ranks));
+  explicit RankEnds(const Program& program) {
+    const int ranks = program.num_ranks;
+    sends.reserve(program.total_threadblocks());
+    receives.reserve(program.total_threadblocks());
+    for (int r = 0; r < ranks; ++r) {
+      const auto send_begin = static_cast<ptrdiff_t>(sends.size());
+      const auto receive_begin = static_cast<ptrdiff_t>(receives.size());
+      const std::vector<Threadblock>& tbs = program.gpus[r].threadblocks;
+      for (int t = 0; t < static_cast<int>(tbs.size()); ++t) {
+        if (tbs[t].send_peer >= 0) sends.push_back({tbs[t].send_peer, tbs[t].channel, t});
+        if (tbs[t].recv_peer >= 0) receives.push_back({tbs[t].recv_peer, tbs[t].channel, t});
+      }
+      sort_ends(sends, send_begin);
+      sort_ends(receives, receive_begin);
+      send_offsets.push_back(static_cast<int>(send_begin));
+      receive_offsets.push_back(static_cast<int>(receive_begin));
+    }
+    send_offsets.push_back(static_cast<int>(sends.size()));
+    receive_offsets.push_back(static_cast<int>(receives.size()));
   }
-  std::unordered_map<ConnectionKey, ConnectionEnds, ConnectionKeyHash> connections;
-  size_t threadblocks = 0;
-  for (const GpuProgram& gpu : program.gpus) threadblocks += gpu.threadblocks.size();
-  connections.reserve(threadblocks);
+
+  std::span<const End> sends_of(int rank) const {
+    return {sends.data() + send_offsets[rank],
+            static_cast<size_t>(send_offsets[rank + 1] - send_offsets[rank])};
+  }
+  std::span<const End> receives_of(int rank) const {
+    return {receives.data() + receive_offsets[rank],
+            static_cast<size_t>(receive_offsets[rank + 1] - receive_offsets[rank])};
+  }
+
+ private:
+  static void sort_ends(std::vector<End>& ends, ptrdiff_t from) {
+    std::sort(ends.begin() + from, ends.end(),
+              [](const End& a, const End& b) { return a.key() < b.key(); });
+  }
+};
+
+// The threadblock of `ends` (one rank's, sorted) that is the second at its connection and comes
+// first in threadblock order, with the first one at that connection; {-1, -1} when none is.
+std::pair<int, int> first_duplicate(std::span<const End> ends) {
+  std::pair<int, int> out{-1, -1};
+  for (size_t i = 1; i < ends.size(); ++i) {
+    const bool second = ends[i].same_connection(ends[i - 1]) &&
+                        (i < 2 || !ends[i - 1].same_connection(ends[i - 2]));
+    if (second && (out.first < 0 || ends[i].tb < out.first)) out = {ends[i].tb, ends[i - 1].tb};
+  }
+  return out;
+}
+
+// The end of `ends` (one rank's, sorted) at (peer, channel), or nullptr.
+const End* find_end(std::span<const End> ends, int peer, int channel) {
+  const auto it = std::lower_bound(ends.begin(), ends.end(), End{peer, channel, -1},
+                                   [](const End& a, const End& b) { return a.key() < b.key(); });
+  return it != ends.end() && it->peer == peer && it->channel == channel ? &*it : nullptr;
+}
+
+// Throws the per-threadblock defects (ids, peers, channels, a second threadblock at a
+// connection, steps) at the first one in (rank, threadblock) order.
+void check_threadblocks(const Program& program, const RankEnds& ends, const std::string& file) {
+  const int num_ranks = program.num_ranks;
   for (int r = 0; r < num_ranks; ++r) {
     const GpuProgram& gpu = program.gpus[r];
-    const std::string gpu_field = "gpu[" + std::to_string(r) + "]";
-    if (gpu.rank != r) throw UserError(file, gpu_field, "id is " + std::to_string(gpu.rank));
-    if (gpu.input_chunks < 0 || gpu.output_chunks < 0 || gpu.scratch_chunks < 0) {
-      throw UserError(file, gpu_field, "negative buffer size");
+    if (gpu.rank != r) {
+      throw UserError(file, "gpu[" + std::to_string(r) + "]", "id is " + std::to_string(gpu.rank));
     }
+    if (gpu.input_chunks < 0 || gpu.output_chunks < 0 || gpu.scratch_chunks < 0) {
+      throw UserError(file, "gpu[" + std::to_string(r) + "]", "negative buffer size");
+    }
+    const auto [second_sender, first_sender] = first_duplicate(ends.sends_of(r));
+    const auto [second_receiver, first_receiver] = first_duplicate(ends.receives_of(r));
     for (int t = 0; t < static_cast<int>(gpu.threadblocks.size()); ++t) {
       const Threadblock& tb = gpu.threadblocks[t];
       auto fail = [&](const std::string& reason) { throw UserError(file, tb_field(r, t), reason); };
@@ -336,46 +403,80 @@ void validate_structure(const Program& program, const std::string& file) {
       }
       if (tb.channel < 0) fail("negative channel");
       auto on = [&] { return " on channel " + std::to_string(tb.channel); };
-      if (tb.send_peer >= 0) {
-        int& sender = connections[{r, tb.send_peer, tb.channel}].sender_tb;
-        if (sender >= 0) {
-          fail("two threadblocks send to rank " + std::to_string(tb.send_peer) + on() + " (tb " +
-               std::to_string(sender) + " too)");
-        }
-        sender = t;
+      if (t == second_sender) {
+        fail("two threadblocks send to rank " + std::to_string(tb.send_peer) + on() + " (tb " +
+             std::to_string(first_sender) + " too)");
       }
-      if (tb.recv_peer >= 0) {
-        int& receiver = connections[{tb.recv_peer, r, tb.channel}].receiver_tb;
-        if (receiver >= 0) {
-          fail("two threadblocks receive from rank " + std::to_string(tb.recv_peer) + on() +
-               " (tb " + std::to_string(receiver) + " too)");
-        }
-        receiver = t;
+      if (t == second_receiver) {
+        fail("two threadblocks receive from rank " + std::to_string(tb.recv_peer) + on() + " (tb " +
+             std::to_string(first_receiver) + " too)");
       }
       check_steps(gpu, t, file);
     }
   }
-  // An end without its partner: reported for the first such connection in (src, dst, channel)
-  // order, its missing receiver before its missing sender.
-  const ConnectionKey* unmatched = nullptr;
-  for (const auto& [key, ends] : connections) {
-    if ((ends.receiver_tb < 0 || ends.sender_tb < 0) && (!unmatched || key < *unmatched))
-      unmatched = &key;
+}
+
+// Pairs every send end with its receive end, in (sender, receiver, channel) order; an end
+// without its partner is reported for the first such connection in that order.
+std::vector<PairedConnection> pair_ends(const RankEnds& ends, int num_ranks,
+                                        const std::string& file) {
+  std::vector<PairedConnection> out;
+  out.reserve(ends.sends.size());
+  std::optional<PairedConnection> unmatched;  // the first connection with one end only
+  auto note_unmatched = [&](const PairedConnection& c) {
+    if (!unmatched || std::tie(c.sender, c.receiver, c.channel) <
+                          std::tie(unmatched->sender, unmatched->receiver, unmatched->channel)) {
+      unmatched = c;
+    }
+  };
+  for (int r = 0; r < num_ranks; ++r) {
+    for (const End& send : ends.sends_of(r)) {
+      const End* receive = find_end(ends.receives_of(send.peer), r, send.channel);
+      const PairedConnection c{r, send.peer, send.channel, send.tb, receive ? receive->tb : -1};
+      if (receive == nullptr) {
+        note_unmatched(c);
+      } else {
+        out.push_back(c);
+      }
+    }
+    for (const End& receive : ends.receives_of(r)) {
+      if (find_end(ends.sends_of(receive.peer), r, receive.channel) == nullptr) {
+        note_unmatched({receive.peer, r, receive.channel, -1, receive.tb});
+      }
+    }
   }
-  if (unmatched == nullptr) return;
-  const auto [src, dst, channel] = *unmatched;
-  const ConnectionEnds& ends = connections.at(*unmatched);
-  const std::string on = " on channel " + std::to_string(channel);
-  if (ends.receiver_tb < 0) {
-    throw UserError(file, tb_field(src, ends.sender_tb),
-                    "sends to rank " + std::to_string(dst) + on + " but no threadblock of rank " +
-                        std::to_string(dst) + " receives from rank " + std::to_string(src) +
-                        " on that channel");
+  if (!unmatched) return out;
+  const PairedConnection& c = *unmatched;
+  const std::string on = " on channel " + std::to_string(c.channel);
+  if (c.receiver_tb < 0) {
+    throw UserError(file, tb_field(c.sender, c.sender_tb),
+                    "sends to rank " + std::to_string(c.receiver) + on +
+                        " but no threadblock of rank " + std::to_string(c.receiver) +
+                        " receives from rank " + std::to_string(c.sender) + " on that channel");
   }
-  throw UserError(file, tb_field(dst, ends.receiver_tb),
-                  "receives from rank " + std::to_string(src) + on +
-                      " but no threadblock of rank " + std::to_string(src) + " sends to rank " +
-                      std::to_string(dst) + " on that channel");
+  throw UserError(file, tb_field(c.receiver, c.receiver_tb),
+                  "receives from rank " + std::to_string(c.sender) + on +
+                      " but no threadblock of rank " + std::to_string(c.sender) +
+                      " sends to rank " + std::to_string(c.receiver) + " on that channel");
+}
+
+}  // namespace
+
+std::vector<PairedConnection> validated_connections(const Program& program,
+                                                    const std::string& file) {
+  const int num_ranks = program.num_ranks;
+  if (num_ranks <= 0 || static_cast<int>(program.gpus.size()) != num_ranks) {
+    throw UserError(file, "ngpus",
+                    "the program has " + std::to_string(program.gpus.size()) +
+                        " gpu elements but ngpus = " + std::to_string(num_ranks));
+  }
+  const RankEnds ends(program);
+  check_threadblocks(program, ends, file);
+  return pair_ends(ends, num_ranks, file);
+}
+
+void validate_structure(const Program& program, const std::string& file) {
+  validated_connections(program, file);
 }
 
 }  // namespace ccsynth

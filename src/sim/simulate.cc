@@ -7,7 +7,6 @@
 #include <limits>
 #include <optional>
 #include <tuple>
-#include <unordered_map>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -206,11 +205,12 @@ class Simulator {
         cost_(protocol_cost(topology, program.protocol)),
         network_(topology) {}
 
-  SimResult run() {
+  // Simulates the program, whose connections validated_connections paired.
+  SimResult run(const std::vector<PairedConnection>& connections) {
     check_shapes();
     plan_slices();
     build_threadblocks();
-    build_connections();
+    build_connections(connections);
     allocate_records();
     execute();
     if (!stopped_) check_finished();
@@ -320,62 +320,21 @@ class Simulator {
     return out;
   }
 
-  // Pairs each sending threadblock with the receiving one of the same (peer, channel).
-  void build_connections() {
-    struct Ends {
-      int sender = -1;
-      int receiver = -1;
-    };
-    std::unordered_map<ConnectionKey, Ends, ConnectionKeyHash> pairs;  // setup only
-    pairs.reserve(tbs_.size());
-    for (int t = 0; t < static_cast<int>(tbs_.size()); ++t) {
-      const TbInfo& info = info_[t];
-      const Threadblock& tb = program_.gpus[info.rank].threadblocks[info.local_id];
-      if (tb.send_peer >= 0) {
-        Ends& ends = pairs[{info.rank, tb.send_peer, tb.channel}];
-        if (ends.sender >= 0) throw duplicate(info, "send", tb.send_peer);
-        ends.sender = t;
-      }
-      if (tb.recv_peer >= 0) {
-        Ends& ends = pairs[{tb.recv_peer, info.rank, tb.channel}];
-        if (ends.receiver >= 0) throw duplicate(info, "recv", tb.recv_peer);
-        ends.receiver = t;
-      }
-    }
-    // Numbered in (src rank, dst rank, channel) order.
-    std::vector<std::pair<ConnectionKey, Ends>> ordered(pairs.begin(), pairs.end());
-    std::sort(ordered.begin(), ordered.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [key, ends] : ordered) {
-      if (ends.sender < 0 || ends.receiver < 0) continue;
+  // The connections of validated_connections (in (src rank, dst rank, channel) order), between
+  // global threadblock indices, each with its route. Every threadblock that sends (receives) has
+  // its connection there: validate_structure checked the peers of sending and receiving steps
+  // and matched every end.
+  void build_connections(const std::vector<PairedConnection>& connections) {
+    conns_.reserve(connections.size());
+    for (const PairedConnection& c : connections) {
       Conn conn;
-      conn.sender = ends.sender;
-      conn.receiver = ends.receiver;
-      conn.route = network_.route(std::get<0>(key), std::get<1>(key));
-      tbs_[ends.sender].send_conn = static_cast<int>(conns_.size());
-      tbs_[ends.receiver].recv_conn = static_cast<int>(conns_.size());
+      conn.sender = rank_tb_offset_[c.sender] + c.sender_tb;
+      conn.receiver = rank_tb_offset_[c.receiver] + c.receiver_tb;
+      conn.route = network_.route(c.sender, c.receiver);
+      tbs_[conn.sender].send_conn = static_cast<int>(conns_.size());
+      tbs_[conn.receiver].recv_conn = static_cast<int>(conns_.size());
       conns_.push_back(conn);
     }
-    for (size_t t = 0; t < tbs_.size(); ++t) {
-      const TbState& state = tbs_[t];
-      for (int s = 0; s < state.num_steps; ++s) {
-        const SimStep& step = steps_[state.first_step + s];
-        const bool bad_send = (step.flags & kSendFlag) && state.send_conn < 0;
-        const bool bad_recv = (step.flags & kRecvFlag) && state.recv_conn < 0;
-        if (bad_send || bad_recv) {
-          throw UserError(program_.name, field_of(info_[t], s),
-                          std::string(bad_send ? "sends" : "receives") +
-                              " but no threadblock on the peer rank has the matching " +
-                              (bad_send ? "recv" : "send") + " peer and channel");
-        }
-      }
-    }
-  }
-
-  UserError duplicate(const TbInfo& info, const char* what, int peer) const {
-    return UserError(program_.name, field_of(info, -1),
-                     std::string("a second threadblock ") + what + "s to/from rank " +
-                         std::to_string(peer) + " on the same channel");
   }
 
   std::string field_of(const TbInfo& info, int step) const {
@@ -760,8 +719,9 @@ bool simulate_alike(const Program& a, const Program& b) {
 
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options) {
-  validate_structure(program, program.name);  // offsets in bounds, connections matched
-  return Simulator(program, topology, bytes, options).run();
+  // Offsets in bounds, every end of a connection matched.
+  const std::vector<PairedConnection> connections = validated_connections(program, program.name);
+  return Simulator(program, topology, bytes, options).run(connections);
 }
 
 }  // namespace ccsynth::sim

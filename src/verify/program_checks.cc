@@ -155,7 +155,8 @@ bool check_threadblocks(const Program& p, const GpuProgram& g, ViolationSink& si
 
 }  // namespace
 
-bool check_structure(const Program& p, const Collective& c, ViolationSink& sink) {
+bool check_structure(const Program& p, const Collective& c, ViolationSink& sink,
+                     std::vector<PairedConnection>& connections) {
   auto fail = [&](const std::string& message) {
     sink.add(ViolationKind::kStructure, -1, -1, -1, message);
   };
@@ -195,7 +196,7 @@ bool check_structure(const Program& p, const Collective& c, ViolationSink& sink)
   // The check `simulate` and `run` apply too, so that no verb accepts what another rejects
   // (e.g. a receive peer that nothing sends to); the checks above name more defects at once.
   try {
-    validate_structure(p, "");
+    connections = validated_connections(p, "");
   } catch (const UserError& e) {
     fail(e.field() + ": " + e.reason());
     return false;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/program.h"
@@ -43,7 +44,9 @@ std::string buffer_range(Buffer buffer, int offset, int count = 1);
 
 /// Static checks: ranks and threadblock ids, peers, one threadblock per connection and
 /// direction, step types against peers, counts, dependencies, channels, nchunksperloop and
-/// offsets against buffer sizes. Returns false when a defect makes execution meaningless.
-bool check_structure(const Program& program, const Collective& collective, ViolationSink& sink);
+/// offsets against buffer sizes. Returns false when a defect makes execution meaningless; else
+/// the program's connections are in `connections` (validated_connections).
+bool check_structure(const Program& program, const Collective& collective, ViolationSink& sink,
+                     std::vector<PairedConnection>& connections);
 
 }  // namespace ccsynth::verify::detail

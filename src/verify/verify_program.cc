@@ -188,8 +188,8 @@ class Simulator {
   // Executes `p` with in-place buffer aliasing when `inplace` (core/program.h).
   // With `global_clocks`, vector clocks cover every threadblock of the program when that is
   // affordable (kGlobalClockWork); otherwise each rank's own.
-  Simulator(const Program& p, const Collective& c, bool inplace, int fifo_slots,
-            ViolationSink& sink, bool global_clocks)
+  Simulator(const Program& p, const std::vector<PairedConnection>& connections, const Collective& c,
+            bool inplace, int fifo_slots, ViolationSink& sink, bool global_clocks)
       : p_(p),
         c_(c),
         inplace_(inplace),
@@ -197,7 +197,7 @@ class Simulator {
         sink_(sink),
         global_clocks_(global_clocks && global_clocks_affordable(p)) {
     layout();
-    connect();
+    connect(connections);
     place_inputs();
   }
 
@@ -223,9 +223,18 @@ class Simulator {
     return total_tbs * std::max<int64_t>(1, p.total_steps()) <= kGlobalClockWork;
   }
 
+  // Reports the messages left in FIFOs, connection by connection in the order their first end
+  // comes in the program (threadblock by threadblock, a threadblock's send before its receive).
   void check_leftovers() {
-    for (const Connection& conn : conns_) {
-      if (conn.fifo.empty() || conn.sender < 0) continue;
+    std::vector<int> left;  // connections with messages in their FIFO
+    for (int k = 0; k < static_cast<int>(conns_.size()); ++k)
+      if (!conns_[k].fifo.empty()) left.push_back(k);
+    auto first_end = [this](int k) {
+      return std::min(2 * int64_t{conns_[k].sender}, 2 * int64_t{conns_[k].receiver} + 1);
+    };
+    std::sort(left.begin(), left.end(), [&](int a, int b) { return first_end(a) < first_end(b); });
+    for (const int k : left) {
+      const Connection& conn = conns_[k];
       const TbState& st = tbs_[conn.sender];
       sink_.add(ViolationKind::kStructure, st.rank, st.local, conn.fifo.front().sender_step,
                 std::to_string(conn.fifo.size()) + " message(s) sent to rank " +
@@ -332,26 +341,16 @@ class Simulator {
     }
   }
 
-  // Pairs senders and receivers into FIFO connections.
-  void connect() {
-    std::unordered_map<ConnectionKey, int, ConnectionKeyHash> index;
-    index.reserve(tbs_.size());
-    auto conn_of = [&](int src, int dst, int chan) {
-      const auto [it, inserted] = index.insert({{src, dst, chan}, static_cast<int>(conns_.size())});
-      if (inserted) conns_.push_back({src, dst, chan, -1, -1, {}});
-      return it->second;
-    };
-    for (size_t g = 0; g < tbs_.size(); ++g) {
-      TbState& st = tbs_[g];
-      const Threadblock& tb = tb_of(static_cast<int>(g));
-      if (tb.send_peer >= 0) {
-        st.out_conn = conn_of(st.rank, tb.send_peer, tb.channel);
-        conns_[st.out_conn].sender = static_cast<int>(g);
-      }
-      if (tb.recv_peer >= 0) {
-        st.in_conn = conn_of(tb.recv_peer, st.rank, tb.channel);
-        conns_[st.in_conn].receiver = static_cast<int>(g);
-      }
+  // The FIFO connections, in (sender, receiver, channel) order, between global threadblock
+  // indices.
+  void connect(const std::vector<PairedConnection>& connections) {
+    conns_.reserve(connections.size());
+    for (const PairedConnection& c : connections) {
+      const int sender = tb_base_[c.sender] + c.sender_tb;
+      const int receiver = tb_base_[c.receiver] + c.receiver_tb;
+      tbs_[sender].out_conn = static_cast<int>(conns_.size());
+      tbs_[receiver].in_conn = static_cast<int>(conns_.size());
+      conns_.push_back({c.sender, c.receiver, c.channel, sender, receiver, {}});
     }
   }
 
@@ -688,9 +687,10 @@ class Simulator {
 };
 
 // One symbolic execution in one buffer mode, with its checks, into `sink`.
-void run_once(const Program& program, const Collective& collective, bool inplace, int fifo_slots,
-              ViolationSink& sink, bool global_clocks) {
-  Simulator sim(program, collective, inplace, fifo_slots, sink, global_clocks);
+void run_once(const Program& program, const std::vector<PairedConnection>& connections,
+              const Collective& collective, bool inplace, int fifo_slots, ViolationSink& sink,
+              bool global_clocks) {
+  Simulator sim(program, connections, collective, inplace, fifo_slots, sink, global_clocks);
   if (sim.run()) {
     sim.check_leftovers();
     sim.check_postcondition();
@@ -707,18 +707,21 @@ VerifyReport verify_program(const Program& program, const VerifyProgramOptions& 
     collective = &owned;
   }
   ViolationSink sink;
-  if (!detail::check_structure(program, *collective, sink)) return sink.finish();
+  std::vector<PairedConnection> connections;
+  if (!detail::check_structure(program, *collective, sink, connections)) return sink.finish();
   // A file valid for both call types (executor inplace="1" outofplace="1") runs both ways.
   const bool both = program.inplace && program.outofplace;
   for (const bool inplace : {true, false}) {
     if (inplace != program.inplace && !both) continue;
     if (both) sink.set_prefix(inplace ? "in-place run: " : "out-of-place run: ");
     ViolationSink with_rank_clocks = sink;
-    run_once(program, *collective, inplace, options.fifo_slots, with_rank_clocks, false);
+    run_once(program, connections, *collective, inplace, options.fifo_slots, with_rank_clocks,
+             false);
     const bool raced =
         with_rank_clocks.count(ViolationKind::kRace) > sink.count(ViolationKind::kRace);
     if (raced && Simulator::global_clocks_affordable(program)) {
-      run_once(program, *collective, inplace, options.fifo_slots, sink, true);  // exact races
+      // Exact races.
+      run_once(program, connections, *collective, inplace, options.fifo_slots, sink, true);
     } else {
       sink = std::move(with_rank_clocks);
     }

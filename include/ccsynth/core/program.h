@@ -9,7 +9,6 @@
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
 
 #include "ccsynth/core/collective.h"
@@ -92,22 +91,6 @@ struct Threadblock {
   bool operator==(const Threadblock&) const = default;
 };
 
-/// A FIFO connection of a program: (sender rank, receiver rank, channel).
-using ConnectionKey = std::tuple<int, int, int>;
-
-/// Hash of a ConnectionKey, for the hashed tables that pair a program's threadblocks into
-/// connections (a tree of the half a million threadblocks of TACOS's 512-rank rfs allreduce in
-/// start-time order was most of that pairing, which every simulation and verification does).
-struct ConnectionKeyHash {
-  size_t operator()(const ConnectionKey& key) const {
-    const auto [src, dst, channel] = key;
-    uint64_t h = static_cast<uint32_t>(src);
-    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(dst);
-    h = h * 0x9E3779B97F4A7C15ULL + static_cast<uint32_t>(channel);
-    return static_cast<size_t>(h ^ (h >> 29));
-  }
-};
-
 /// One rank's part of a program.
 struct GpuProgram {
   int rank = 0;
@@ -162,6 +145,20 @@ BufferRef output_location(const Collective& collective, Slot slot, bool inplace)
 /// destination chunk ranges lie inside their buffers, and dependencies name existing steps.
 /// Throws UserError(file, "gpu[r]/tb[t]/step[s]", reason) at the first defect.
 void validate_structure(const Program& program, const std::string& file);
+
+/// A FIFO connection of a program with the threadblock (index in its rank) at each end.
+struct PairedConnection {
+  int sender = 0;  // rank
+  int receiver = 0;
+  int channel = 0;
+  int sender_tb = -1;
+  int receiver_tb = -1;
+};
+
+/// validate_structure, returning the program's connections in (sender, receiver, channel)
+/// order: the pairing that simulating and verifying a program start from.
+std::vector<PairedConnection> validated_connections(const Program& program,
+                                                    const std::string& file);
 
 std::ostream& operator<<(std::ostream& os, const Step& step);
 std::ostream& operator<<(std::ostream& os, const Program& program);
