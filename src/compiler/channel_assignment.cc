@@ -5,7 +5,6 @@
 #include <numeric>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -15,10 +14,45 @@ namespace ccsynth::compiler {
 
 namespace {
 
-// (src, dst) as one hashable number, and room after it for a channel (pair * kChannelSpan +
-// channel; channels past the span are refused before they are counted).
+// (src, dst) as one number.
 int64_t pair_key(int src, int dst) { return static_cast<int64_t>(src) << 32 | dst; }
-constexpr int64_t kChannelSpan = 64;
+
+// Dense numbers 0..count()-1 of the (src, dst) pairs of some transfers (a hashed table keyed by
+// pair and channel, looked up several times per transfer, was most of channel assignment at
+// hundreds of thousands of transfers).
+class PairIds {
+ public:
+  PairIds(const Lowered& l, const std::vector<int>& transfers) : id_(l.transfers.size(), -1) {
+    std::vector<int64_t> keys;
+    keys.reserve(transfers.size());
+    for (int t : transfers) keys.push_back(key_of(l.transfers[t]));
+    std::vector<int64_t> distinct = keys;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    count_ = distinct.size();
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      id_[transfers[i]] = static_cast<int>(
+          std::lower_bound(distinct.begin(), distinct.end(), keys[i]) - distinct.begin());
+    }
+  }
+
+  size_t count() const { return count_; }
+  // The number of transfer `t`'s pair (t one of the transfers given).
+  size_t of(int t) const { return static_cast<size_t>(id_[t]); }
+
+ private:
+  static int64_t key_of(const Transfer& tr) { return pair_key(tr.src_rank, tr.dst_rank); }
+
+  std::vector<int> id_;  // per transfer of the lowering
+  size_t count_ = 0;
+};
+
+// A pair's transfers and how they spread over channels.
+struct PairShare {
+  int transfers = 0;
+  int per_channel = 0;  // the pair's capacity per channel
+  bool spills = false;  // it needs more than one channel
+};
 
 // A hinted threadblock: (rank, threadblock hint).
 using HintedTb = std::pair<int, int>;
@@ -88,31 +122,26 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
   // A connection of n > capacity transfers spreads them evenly over the ceil(n / capacity)
   // channels it needs (at most `capacity` each) instead of filling channels to `capacity` in
   // turn: its threadblocks, which also hold the paired connection, stay equally short.
-  struct PairShare {
-    int transfers = 0;
-    int per_channel = 0;  // the pair's capacity per channel
-    bool spills = false;  // it needs more than one channel
-  };
-  std::unordered_map<int64_t, PairShare> per_pair;  // (src, dst) -> its share
-  for (int t : order) {
-    ++per_pair[pair_key(l.transfers[t].src_rank, l.transfers[t].dst_rank)].transfers;
-  }
-  for (auto& [pair, share] : per_pair) {
+  const PairIds pairs(l, order);
+  std::vector<PairShare> shares(pairs.count());
+  for (int t : order) ++shares[pairs.of(t)].transfers;
+  for (PairShare& share : shares) {
     const int channels = (share.transfers + capacity - 1) / capacity;
     share.per_channel = (share.transfers + channels - 1) / channels;
     share.spills = channels > 1;
   }
-  std::unordered_map<int64_t, int> used;  // (src, dst, channel) -> transfers
-  // A timed lowering's spilling pairs: (src, dst, channel) -> its latest transfer so far, for
-  // Lowered::spill_after.
-  std::unordered_map<int64_t, int> last;
+  // Per (pair, channel), at pair * max_channels + channel: transfers so far, and (a timed
+  // lowering's spilling pairs) its latest transfer so far, for Lowered::spill_after.
+  std::vector<int> used(pairs.count() * static_cast<size_t>(max_channels), 0);
+  std::vector<int> last(l.timed ? used.size() : 0, -1);
   l.spill_after.clear();
   for (int t : order) {
     Transfer& tr = l.transfers[t];
-    const int64_t pair = pair_key(tr.src_rank, tr.dst_rank);
-    const PairShare& share = per_pair.at(pair);
+    const size_t pair = pairs.of(t);
+    const PairShare& share = shares[pair];
+    const size_t row = pair * max_channels;
     int channel = std::max(tr.channel, 0);
-    while (used[pair * kChannelSpan + channel] >= share.per_channel) ++channel;
+    while (channel < max_channels && used[row + channel] >= share.per_channel) ++channel;
     if (channel >= max_channels) {
       throw UserError("", "channels",
                       "transfers " + std::to_string(tr.src_rank) + " -> " +
@@ -122,12 +151,12 @@ void assign_channels(Lowered& l, int capacity, int max_channels) {
     }
     const bool spilled = channel != std::max(tr.channel, 0);
     if (spilled) tr.send_tb = tr.recv_tb = -1;
-    if (spilled && l.timed && used[pair * kChannelSpan + channel] == 0) {
-      const auto before = last.find(pair * kChannelSpan + channel - 1);
-      if (before != last.end()) l.spill_after.emplace(t, before->second);
+    if (spilled && l.timed && used[row + channel] == 0 && channel > 0 &&
+        last[row + channel - 1] >= 0) {
+      l.spill_after.emplace(t, last[row + channel - 1]);
     }
-    ++used[pair * kChannelSpan + channel];
-    if (l.timed && share.spills) last[pair * kChannelSpan + channel] = t;
+    ++used[row + channel];
+    if (l.timed && share.spills) last[row + channel] = t;
     tr.channel = channel;
   }
 }
