@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <utility>
 
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
@@ -205,12 +206,14 @@ class Simulator {
         cost_(protocol_cost(topology, program.protocol)),
         network_(topology) {}
 
-  // Simulates the program, whose connections validated_connections paired.
-  SimResult run(const std::vector<PairedConnection>& connections) {
+  // Simulates the program, whose connections validated_connections paired (let go once they
+  // are numbered: millions at thousands of ranks).
+  SimResult run(std::vector<PairedConnection> connections) {
     check_shapes();
     plan_slices();
     build_threadblocks();
     build_connections(connections);
+    connections = {};
     allocate_records();
     execute();
     if (!stopped_) check_finished();
@@ -720,8 +723,8 @@ bool simulate_alike(const Program& a, const Program& b) {
 SimResult simulate(const Program& program, const Topology& topology, int64_t bytes,
                    const SimOptions& options) {
   // Offsets in bounds, every end of a connection matched.
-  const std::vector<PairedConnection> connections = validated_connections(program, program.name);
-  return Simulator(program, topology, bytes, options).run(connections);
+  std::vector<PairedConnection> connections = validated_connections(program, program.name);
+  return Simulator(program, topology, bytes, options).run(std::move(connections));
 }
 
 }  // namespace ccsynth::sim
