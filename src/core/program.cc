@@ -309,7 +309,9 @@ struct End {
   bool same_connection(const End& other) const {
     return peer == other.peer && channel == other.channel;
   }
-  auto key() const { return std::tie(peer, channel, tb); }
+  bool operator<(const End& other) const {
+    return std::tie(peer, channel, tb) < std::tie(other.peer, other.channel, other.tb);
+  }
 };
 
 // Every rank's send and receive ends, each rank's sorted by (peer, channel, threadblock), in
@@ -353,8 +355,7 @@ struct RankEnds {
 
  private:
   static void sort_ends(std::vector<End>& ends, ptrdiff_t from) {
-    std::sort(ends.begin() + from, ends.end(),
-              [](const End& a, const End& b) { return a.key() < b.key(); });
+    std::sort(ends.begin() + from, ends.end());
   }
 };
 
@@ -372,8 +373,7 @@ std::pair<int, int> first_duplicate(std::span<const End> ends) {
 
 // The end of `ends` (one rank's, sorted) at (peer, channel), or nullptr.
 const End* find_end(std::span<const End> ends, int peer, int channel) {
-  const auto it = std::lower_bound(ends.begin(), ends.end(), End{peer, channel, -1},
-                                   [](const End& a, const End& b) { return a.key() < b.key(); });
+  const auto it = std::lower_bound(ends.begin(), ends.end(), End{peer, channel, -1});
   return it != ends.end() && it->peer == peer && it->channel == channel ? &*it : nullptr;
 }
 
@@ -439,6 +439,11 @@ std::vector<PairedConnection> pair_ends(const RankEnds& ends, int num_ranks,
         out.push_back(c);
       }
     }
+  }
+  // Each send found a distinct receive (one threadblock per end): a receive without its send
+  // exists only when fewer were found than there are receives.
+  const bool receive_unmatched = out.size() < ends.receives.size();
+  for (int r = 0; receive_unmatched && r < num_ranks; ++r) {
     for (const End& receive : ends.receives_of(r)) {
       if (find_end(ends.sends_of(receive.peer), r, receive.channel) == nullptr) {
         note_unmatched({receive.peer, r, receive.channel, -1, receive.tb});
