@@ -4,8 +4,11 @@
 // in the variants `synth` evaluates it in)
 // and the growth exponent k of each stage (time ~ transfers^k) between successive cases.
 //
-//   pipeline_bench [--compile-only | --simulate-only N] [METHOD:COLLECTIVE:TOPOLOGY...]
+//   pipeline_bench [--order-only | --compile-only | --simulate-only N] [METHOD:COLLECTIVE:TOPOLOGY...]
 //
+// Stage start_time_order is the check `synth` makes before lowering the start-time order of a
+// timed algorithm (compiler::order_by_start_times with the executor's limits; detail: whether
+// it fits); --order-only stops after it.
 // --compile-only stops after the compilation (synthesis, verify_algorithm, compile), to profile
 // the compiler at scale. --simulate-only N skips the program's verification, the XML and the
 // reference, and simulates the program N times (stages simulate, simulate_2, ...), to profile
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "ccsynth/compiler/compile.h"
+#include "ccsynth/compiler/schedule_order.h"
 #include "ccsynth/core/collective.h"
 #include "ccsynth/formats/msccl_xml.h"
 #include "ccsynth/plan/evaluate.h"
@@ -83,6 +87,7 @@ auto timed(Case& c, const std::string& name, F&& f) {
 
 // What to run after the compilation.
 struct Mode {
+  bool order_only = false;
   bool compile_only = false;
   int simulate_only = 0;  // > 0: only this many simulations
 };
@@ -109,6 +114,13 @@ Case run_case(const std::string& spec, const Mode& mode) {
   timed(c, "verify_algorithm", [&] { return verify::verify_algorithm(algorithm, &topology); });
   compiler::CompileOptions options;
   plan::apply_runtime_limits(options, formats::XmlDialect::kExecutor);
+  std::string overflow;
+  timed(c, "start_time_order", [&] {
+    return compiler::order_by_start_times(algorithm, options.max_channels,
+                                          options.max_steps_per_threadblock, &overflow);
+  });
+  c.stages.back().detail = overflow.empty() ? "fits" : "over the limits";
+  if (mode.order_only) return c;
   const Program program =
       timed(c, "compile", [&] { return compiler::compile(algorithm, options); });
   c.steps = program.total_steps();
@@ -168,6 +180,11 @@ std::string exponent(const Case* before, const Case& after, size_t stage) {
 int main(int argc, char** argv) {
   std::vector<std::string> specs(argv + 1, argv + argc);
   Mode mode;
+  if (const auto flag = std::find(specs.begin(), specs.end(), "--order-only");
+      flag != specs.end()) {
+    mode.order_only = true;
+    specs.erase(flag);
+  }
   if (const auto flag = std::find(specs.begin(), specs.end(), "--compile-only");
       flag != specs.end()) {
     mode.compile_only = true;

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -90,62 +92,139 @@ struct StartTimeOrder {
   std::vector<int> step;
 };
 
-// The start-time order of `algorithm`, or nullopt when it has none (!has_schedule_order).
-std::optional<StartTimeOrder> start_time_order(const Algorithm& algorithm, int max_channels) {
+// The ops of every (src, dst) connection: the connections in ascending (src, dst) order and,
+// for each, its ops' indices in op order. Per-connection passes then read one short list each
+// instead of looking the pair up in a tree per op (16.8 M lookups at 4096 ranks).
+struct ConnectionOps {
+  std::vector<std::pair<int, int>> connections;  // (src, dst), ascending
+  std::vector<size_t> begin;  // where each connection's ops start in `ops`; then the end
+  std::vector<int> ops;       // op indices grouped by connection, each group in op order
+
+  size_t size() const { return connections.size(); }
+};
+
+ConnectionOps group_by_connection(const std::vector<ChunkOp>& ops) {
+  // Number the connections as first seen (a hash on the pair; consecutive ops mostly share
+  // one), then renumber them in (src, dst) order and count ops into their groups.
+  std::unordered_map<int64_t, int> first_seen;
+  std::vector<std::pair<int, int>> seen;
+  std::vector<int> id(ops.size());
+  int64_t last_key = 0;
+  int last_id = -1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const int64_t key =
+        (static_cast<int64_t>(ops[i].src) << 32) | static_cast<uint32_t>(ops[i].dst);
+    if (last_id < 0 || key != last_key) {
+      const auto [at, added] = first_seen.try_emplace(key, static_cast<int>(seen.size()));
+      if (added) seen.emplace_back(ops[i].src, ops[i].dst);
+      last_key = key;
+      last_id = at->second;
+    }
+    id[i] = last_id;
+  }
+  std::vector<int> by_pair(seen.size());
+  std::iota(by_pair.begin(), by_pair.end(), 0);
+  std::sort(by_pair.begin(), by_pair.end(), [&](int a, int b) { return seen[a] < seen[b]; });
+  std::vector<int> position(seen.size());
+  ConnectionOps out;
+  out.connections.reserve(seen.size());
+  for (size_t k = 0; k < by_pair.size(); ++k) {
+    position[by_pair[k]] = static_cast<int>(k);
+    out.connections.push_back(seen[by_pair[k]]);
+  }
+  out.begin.assign(seen.size() + 1, 0);
+  for (int& i : id) {
+    i = position[i];
+    ++out.begin[i + 1];
+  }
+  for (size_t c = 0; c < seen.size(); ++c) out.begin[c + 1] += out.begin[c];
+  std::vector<size_t> next(out.begin.begin(), out.begin.end() - 1);
+  out.ops.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) out.ops[next[id[i]]++] = static_cast<int>(i);
+  return out;
+}
+
+// Per op, the position of its start time among the distinct start times (its step in
+// start-time order). The times are gathered without the runs of equal ones that ops in step
+// order have, and a run of ops with one start time is looked up once: the same positions as
+// sorting every op's time.
+std::vector<int> start_time_steps(const std::vector<ChunkOp>& ops) {
+  std::vector<double> starts;
+  for (const ChunkOp& op : ops) {
+    if (starts.empty() || op.start_us != starts.back()) starts.push_back(op.start_us);
+  }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end(), same_time), starts.end());
+  std::vector<int> out(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    out[i] = i > 0 && ops[i].start_us == ops[i - 1].start_us ? out[i - 1]
+                                                             : time_index(starts, ops[i].start_us);
+  }
+  return out;
+}
+
+// The start-time order of `algorithm` (its ops grouped by `grouped`), or nullopt when it has
+// none (!has_schedule_order).
+std::optional<StartTimeOrder> start_time_order(const Algorithm& algorithm,
+                                               const ConnectionOps& grouped, int max_channels) {
   const std::vector<double> arrival = data_arrival_starts(algorithm);
   if (!starts_after_arrivals(algorithm, arrival)) return std::nullopt;
   const std::vector<ChunkOp>& ops = algorithm.ops;
   StartTimeOrder out;
-  // Channel hints: per connection, the distinct data arrival times in increasing order.
-  std::map<std::pair<int, int>, std::vector<double>> arrivals;
-  for (size_t i = 0; i < ops.size(); ++i) arrivals[{ops[i].src, ops[i].dst}].push_back(arrival[i]);
-  for (auto& [connection, times] : arrivals) {
+  // Channel hints: per connection, the distinct data arrival times in increasing order. A
+  // threadblock hint fixes the threadblock, and with it the channel (TACOS and TACCL give none:
+  // the ops, far apart in a connection's list, are then not read again).
+  auto hinted = [](const ChunkOp& op) {
+    return op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0;
+  };
+  const bool any_hinted = std::any_of(ops.begin(), ops.end(), hinted);
+  out.channel.resize(ops.size());
+  std::vector<double> arrivals;  // of one connection's ops, in their order
+  std::vector<double> times;
+  for (size_t c = 0; c < grouped.size(); ++c) {
+    arrivals.clear();
+    for (size_t k = grouped.begin[c]; k < grouped.begin[c + 1]; ++k)
+      arrivals.push_back(arrival[grouped.ops[k]]);
+    times = arrivals;
     std::sort(times.begin(), times.end());
     times.erase(std::unique(times.begin(), times.end(), same_time), times.end());
-  }
-  out.channel.resize(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const ChunkOp& op = ops[i];
-    // A threadblock hint fixes the threadblock, and with it the channel.
-    if (op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0) {
-      out.channel[i] = op.channel;
-      continue;
+    for (size_t k = grouped.begin[c]; k < grouped.begin[c + 1]; ++k) {
+      const int i = grouped.ops[k];
+      out.channel[i] = any_hinted && hinted(ops[i])
+                           ? ops[i].channel
+                           : std::min(time_index(times, arrivals[k - grouped.begin[c]]),
+                                      last_channel(max_channels));
     }
-    const int at = time_index(arrivals.at({op.src, op.dst}), arrival[i]);
-    out.channel[i] = std::min(at, last_channel(max_channels));
   }
-  // Steps: one per distinct start time.
-  std::vector<double> starts;
-  starts.reserve(ops.size());
-  for (const ChunkOp& op : ops) starts.push_back(op.start_us);
-  std::sort(starts.begin(), starts.end());
-  starts.erase(std::unique(starts.begin(), starts.end(), same_time), starts.end());
-  out.step.resize(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) out.step[i] = time_index(starts, ops[i].start_us);
+  out.step = start_time_steps(ops);  // one step per distinct start time
   return out;
 }
 
-// start_time_order_overflow over ops given as (src, dst, step) of those on the last channel.
-std::string overflow_on_last_channel(std::vector<std::tuple<int, int, int>> on_last, int last,
-                                     int max_steps) {
-  std::sort(on_last.begin(), on_last.end());
-  on_last.erase(std::unique(on_last.begin(), on_last.end()), on_last.end());
-  for (size_t begin = 0; begin < on_last.size();) {
-    size_t end = begin;
-    const int src = std::get<0>(on_last[begin]);
-    const int dst = std::get<1>(on_last[begin]);
-    while (end < on_last.size() && std::get<0>(on_last[end]) == src &&
-           std::get<1>(on_last[end]) == dst)
-      ++end;
-    if (static_cast<int64_t>(end - begin) > max_steps) {
+// start_time_order_overflow over the ops of `grouped` with the channels and steps of `order`
+// (their own without one): the first connection in (src, dst) order with more distinct steps
+// on the last channel than a threadblock may have, or "".
+std::string overflow_on_last_channel(const std::vector<ChunkOp>& ops, const ConnectionOps& grouped,
+                                     const StartTimeOrder* order, int last, int max_steps) {
+  std::vector<int> steps;
+  for (size_t c = 0; c < grouped.size(); ++c) {
+    steps.clear();
+    for (size_t k = grouped.begin[c]; k < grouped.begin[c + 1]; ++k) {
+      const int i = grouped.ops[k];
+      const int channel = order ? order->channel[i] : ops[i].channel;
+      if (channel == last) steps.push_back(order ? order->step[i] : ops[i].step);
+    }
+    if (static_cast<int64_t>(steps.size()) <= max_steps) continue;
+    std::sort(steps.begin(), steps.end());
+    steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
+    if (static_cast<int64_t>(steps.size()) > max_steps) {
+      const auto [src, dst] = grouped.connections[c];
       return "in start-time order rank " + std::to_string(src) + " sends to rank " +
-             std::to_string(dst) + " at " + std::to_string(end - begin) +
+             std::to_string(dst) + " at " + std::to_string(steps.size()) +
              " different steps on its last channel (" + std::to_string(last) +
              ": every data arrival after the first " + std::to_string(last) +
              " shares it), more than the " + std::to_string(max_steps) +
              " steps a threadblock may have; the step order (no --schedule-order) may fit";
     }
-    begin = end;
   }
   return "";
 }
@@ -165,32 +244,24 @@ Algorithm apply(const Algorithm& algorithm, const StartTimeOrder& order) {
 }  // namespace
 
 Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels) {
-  const std::optional<StartTimeOrder> order = start_time_order(algorithm, max_channels);
+  const std::optional<StartTimeOrder> order =
+      start_time_order(algorithm, group_by_connection(algorithm.ops), max_channels);
   return order ? apply(algorithm, *order) : algorithm;
 }
 
 Algorithm order_by_start_times(const Algorithm& algorithm, int max_channels, int max_steps,
                                std::string* overflow) {
-  const std::optional<StartTimeOrder> order = start_time_order(algorithm, max_channels);
-  const int last = last_channel(max_channels);
-  std::vector<std::tuple<int, int, int>> on_last;
-  for (size_t i = 0; i < algorithm.ops.size(); ++i) {
-    const ChunkOp& op = algorithm.ops[i];
-    const int channel = order ? order->channel[i] : op.channel;
-    if (channel == last) on_last.emplace_back(op.src, op.dst, order ? order->step[i] : op.step);
-  }
-  *overflow = overflow_on_last_channel(std::move(on_last), last, max_steps);
+  const ConnectionOps grouped = group_by_connection(algorithm.ops);
+  const std::optional<StartTimeOrder> order = start_time_order(algorithm, grouped, max_channels);
+  *overflow = overflow_on_last_channel(algorithm.ops, grouped, order ? &*order : nullptr,
+                                       last_channel(max_channels), max_steps);
   if (!overflow->empty()) return {};
   return order ? apply(algorithm, *order) : algorithm;
 }
 
 std::string start_time_order_overflow(const Algorithm& ordered, int max_channels, int max_steps) {
-  const int last = last_channel(max_channels);
-  std::vector<std::tuple<int, int, int>> on_last;  // (src, dst, step) of the ops hinted there
-  for (const ChunkOp& op : ordered.ops) {
-    if (op.channel == last) on_last.emplace_back(op.src, op.dst, op.step);
-  }
-  return overflow_on_last_channel(std::move(on_last), last, max_steps);
+  return overflow_on_last_channel(ordered.ops, group_by_connection(ordered.ops), nullptr,
+                                  last_channel(max_channels), max_steps);
 }
 
 }  // namespace ccsynth::compiler

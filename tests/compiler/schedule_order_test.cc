@@ -5,8 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
@@ -181,6 +186,120 @@ TEST(ScheduleOrder, TheOverflowFoundBeforeOrderingIsTheOneTheOrderedAlgorithmHas
   }
   EXPECT_GT(overflows, 0);
   EXPECT_GT(fits, 0);
+}
+
+// A random timed relay: every rank starts with its own chunk, and at every step some ranks
+// pass chunks they hold to ranks that lack them, each op starting a random delay after the op
+// that brought its chunk started. Delays come from a few values and some starts are nudged by
+// less than the order's tolerance, so that start times and data arrivals tie, exactly or
+// nearly; with `hints`, some ops carry a channel or threadblock hint.
+Algorithm random_timed_relay(int ranks, int steps, unsigned seed, bool hints) {
+  constexpr int kChunksPerRank = 3;
+  const int chunks = ranks * kChunksPerRank;
+  std::mt19937 rng(seed);
+  Algorithm a;
+  a.name = "random-relay";
+  a.collective = make_collective(CollectiveKind::kAllGather, ranks, kChunksPerRank);
+  // Start of the op that brought chunk c to rank r (-1: held from the start), or NaN: absent.
+  std::vector<std::vector<double>> brought(ranks, std::vector<double>(chunks, std::nan("")));
+  for (int c = 0; c < chunks; ++c) brought[c / kChunksPerRank][c] = -1.0;
+  const double delays[] = {0.5, 1.0, 1.0, 1.5};
+  for (int step = 0; step < steps; ++step) {
+    std::vector<std::pair<int, double>> arrivals;  // (rank * chunks + chunk, start)
+    for (int src = 0; src < ranks; ++src) {
+      for (int chunk = 0; chunk < chunks; ++chunk) {
+        if (std::isnan(brought[src][chunk]) || rng() % 2 != 0) continue;
+        const int dst = static_cast<int>(rng() % ranks);
+        if (!std::isnan(brought[dst][chunk])) continue;
+        if (std::any_of(arrivals.begin(), arrivals.end(),
+                        [&](const auto& x) { return x.first == dst * chunks + chunk; }))
+          continue;
+        double start = std::max(brought[src][chunk], 0.0) + delays[rng() % 4];
+        if (rng() % 2 == 0) start += 1e-12 * (1 + rng() % 3);  // the same time within tolerance
+        ChunkOp op{chunk, src, dst, OpKind::kCopy, step, start};
+        if (hints && rng() % 5 == 0) op.channel = static_cast<int>(rng() % 4);
+        if (hints && rng() % 7 == 0) op.send_tb = 0;
+        a.ops.push_back(op);
+        arrivals.emplace_back(dst * chunks + chunk, start);
+      }
+    }
+    for (const auto& [cell, start] : arrivals) brought[cell / chunks][cell % chunks] = start;
+  }
+  sort_ops(a);
+  return a;
+}
+
+// The start-time order by its definition, op by op with ordered maps and linear searches: the
+// channel of an unhinted op is the position of its data arrival (the latest start of an earlier
+// step's op that brought one of its chunks to its sender) among the distinct arrivals of its
+// connection, at most the last channel; its step the position of its start among the distinct
+// start times. Keyed by (chunk, src, dst).
+std::map<std::tuple<int, int, int>, std::pair<int, int>> reference_order(const Algorithm& a,
+                                                                         int channels) {
+  auto same = [](double x, double y) {
+    return std::abs(x - y) <= 1e-9 * std::max(1.0, std::abs(y));
+  };
+  auto distinct = [&](std::vector<double> times) {
+    std::sort(times.begin(), times.end());
+    times.erase(std::unique(times.begin(), times.end(), same), times.end());
+    return times;
+  };
+  auto position = [&](const std::vector<double>& times, double t) {
+    return static_cast<int>(
+        std::find_if(times.begin(), times.end(), [&](double x) { return same(x, t); }) -
+        times.begin());
+  };
+  std::vector<double> arrival(a.ops.size(), -1.0);
+  std::map<std::pair<int, int>, std::vector<double>> by_connection;
+  std::vector<double> starts;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const ChunkOp& op = a.ops[i];
+    for (const ChunkOp& earlier : a.ops) {
+      if (earlier.step < op.step && earlier.dst == op.src && earlier.chunk < op.chunk + op.count &&
+          op.chunk < earlier.chunk + earlier.count)
+        arrival[i] = std::max(arrival[i], earlier.start_us);
+    }
+    by_connection[{op.src, op.dst}].push_back(arrival[i]);
+    starts.push_back(op.start_us);
+  }
+  for (auto& [connection, times] : by_connection) times = distinct(times);
+  starts = distinct(starts);
+  std::map<std::tuple<int, int, int>, std::pair<int, int>> out;
+  for (size_t i = 0; i < a.ops.size(); ++i) {
+    const ChunkOp& op = a.ops[i];
+    const bool hinted = op.channel >= 0 || op.send_tb >= 0 || op.recv_tb >= 0;
+    const int channel =
+        hinted ? op.channel
+               : std::min(position(by_connection[{op.src, op.dst}], arrival[i]), channels - 1);
+    out[{op.chunk, op.src, op.dst}] = {channel, position(starts, op.start_us)};
+  }
+  return out;
+}
+
+TEST(ScheduleOrder, RandomTimedRelaysAreOrderedAsTheDefinitionOrdersThem) {
+  int compared = 0, overflows = 0;
+  for (unsigned seed = 0; seed < 40; ++seed) {
+    const Algorithm a = random_timed_relay(3 + seed % 4, 5, seed, seed % 2 == 1);
+    ASSERT_TRUE(has_schedule_order(a)) << seed;
+    for (const int channels : {1, 3, 32}) {
+      const auto expected = reference_order(a, channels);
+      const Algorithm ordered = order_by_start_times(a, channels);
+      ASSERT_EQ(ordered.ops.size(), a.ops.size());
+      for (const ChunkOp& op : ordered.ops) {
+        const auto [channel, step] = expected.at({op.chunk, op.src, op.dst});
+        EXPECT_EQ(op.channel, channel) << seed << " " << channels;
+        EXPECT_EQ(op.step, step) << seed << " " << channels;
+        ++compared;
+      }
+      std::string overflow = "not set";
+      const Algorithm checked = order_by_start_times(a, channels, 1, &overflow);
+      EXPECT_EQ(overflow, start_time_order_overflow(ordered, channels, 1)) << seed;
+      EXPECT_EQ(checked, overflow.empty() ? ordered : Algorithm{}) << seed;
+      overflows += !overflow.empty();
+    }
+  }
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(overflows, 0);  // one step a threadblock: some connections are over
 }
 
 }  // namespace
