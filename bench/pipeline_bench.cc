@@ -6,6 +6,8 @@
 //
 //   pipeline_bench [--order-only | --compile-only | --simulate-only N] [METHOD:COLLECTIVE:TOPOLOGY...]
 //
+// Stage lowering is the compilation's lowering (buffers, instructions, aggregation), compile
+// the rest of it (channels, threadblocks, dependencies, the FIFO-deadlock fixes) from there.
 // Stage start_time_order is the check `synth` makes before lowering the start-time order of a
 // timed algorithm (compiler::order_by_start_times with the executor's limits; detail: whether
 // it fits); --order-only stops after it.
@@ -121,8 +123,11 @@ Case run_case(const std::string& spec, const Mode& mode) {
   });
   c.stages.back().detail = overflow.empty() ? "fits" : "over the limits";
   if (mode.order_only) return c;
+  // The lowering on its own, then the compilation from it (what `synth` does per variant).
+  const compiler::Lowering lowering =
+      timed(c, "lowering", [&] { return compiler::Lowering(algorithm, options); });
   const Program program =
-      timed(c, "compile", [&] { return compiler::compile(algorithm, options); });
+      timed(c, "compile", [&] { return compiler::compile(lowering, options); });
   c.steps = program.total_steps();
   c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
                            std::to_string(longest_threadblock(program)) + " steps";
