@@ -126,8 +126,7 @@ Case run_case(const std::string& spec, const Mode& mode) {
   // The lowering on its own, then the compilation from it (what `synth` does per variant).
   const compiler::Lowering lowering =
       timed(c, "lowering", [&] { return compiler::Lowering(algorithm, options); });
-  const Program program =
-      timed(c, "compile", [&] { return compiler::compile(lowering, options); });
+  const Program program = timed(c, "compile", [&] { return compiler::compile(lowering, options); });
   c.steps = program.total_steps();
   c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
                            std::to_string(longest_threadblock(program)) + " steps";
