@@ -123,10 +123,13 @@ Case run_case(const std::string& spec, const Mode& mode) {
   });
   c.stages.back().detail = overflow.empty() ? "fits" : "over the limits";
   if (mode.order_only) return c;
-  // The lowering on its own, then the compilation from it (what `synth` does per variant).
-  const compiler::Lowering lowering =
-      timed(c, "lowering", [&] { return compiler::Lowering(algorithm, options); });
-  const Program program = timed(c, "compile", [&] { return compiler::compile(lowering, options); });
+  // The lowering on its own, then the compilation from it (what `synth` does per variant);
+  // the lowering is let go before the later stages, as `synth` does.
+  std::optional<compiler::Lowering> lowering =
+      timed(c, "lowering", [&] { return std::optional(compiler::Lowering(algorithm, options)); });
+  const Program program =
+      timed(c, "compile", [&] { return compiler::compile(*lowering, options); });
+  lowering.reset();
   c.steps = program.total_steps();
   c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
                            std::to_string(longest_threadblock(program)) + " steps";
