@@ -251,8 +251,9 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--memory", f->memory_gib,
                   "GiB the compilations and simulations run at once may hold together, estimated "
                   "at 1 KB per op each; below two evaluations' worth (thousands of ranks at the "
-                  "default) they run one at a time and the nccl reference keeps only its times; "
-                  "the output does not depend on it")
+                  "default) they run one at a time, a lowering's programs simulated at once where "
+                  "they fit (about 100 bytes per op each), and the nccl reference keeps only its "
+                  "times; the output does not depend on it")
       ->capture_default_str()
       ->check(kPositive);
   cmd->add_option("--proto", f->proto, "protocol: Simple, LL or LL128")->capture_default_str();

@@ -47,6 +47,19 @@ constexpr double kBytesPerOpInFlight = 1000;
 // (VariantRace::one_at_a_time_). Smaller programs are verified only once they win.
 constexpr int64_t kVerifyBesideSimulationSteps = 100000;
 
+// Memory a compiled program and its simulation hold per op of the algorithm once the lowering
+// is let go: about two steps per op of 24 bytes each, the simulator's 16-byte copy of each,
+// and the threadblock, connection and event state (a few bytes per op at thousands of ranks).
+constexpr double kBytesPerOpSimulated = 100;
+
+// Whether `programs` compiled programs of an algorithm of `ops` ops fit in `budget_bytes`
+// while they are simulated at once (VariantRace::race, simulate_together in
+// evaluate_variants).
+bool simulations_fit_together(size_t programs, size_t ops, int64_t budget_bytes) {
+  return static_cast<double>(programs) * kBytesPerOpSimulated * static_cast<double>(ops) <=
+         static_cast<double>(budget_bytes);
+}
+
 // How many evaluations of an algorithm of `ops` ops fit in `budget_bytes` at once (at least 1).
 size_t evaluations_in_memory(size_t ops, int64_t budget_bytes) {
   const double per_job = std::max(kBytesPerOpInFlight * static_cast<double>(ops), 1.0);
@@ -256,28 +269,34 @@ class VariantRace {
            bool lowering_let_go = false) {
     options.protocol = protocols_.front();
     const bool last = --unstarted_ == 0;  // no other variant compiles after this one
-    Program program;
-    try {
-      if (lowering != nullptr) {
-        const StageTimer timer(compile_s_);
-        program = compiler::compile(*lowering, options);
-        ++compilations_;
-      } else {
-        program = compile(options);
-      }
-    } catch (const UserError& e) {
-      record_failure(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
-      return false;
-    }
-    if (twin != nullptr && *twin && sim::simulate_alike(**twin, program)) {
+    std::optional<Program> program = compile_or_fail(options, attempt, lowering);
+    if (!program) return false;
+    if (twin != nullptr && *twin && sim::simulate_alike(**twin, *program)) {
       ++twins_;
       return true;
     }
     if (twin != nullptr) {
       twin->reset();
-      if (keep_twin) *twin = program;
+      if (keep_twin) *twin = *program;
     }
     if (compiled) compiled();
+    race(std::move(*program), options, position, last, lowering_let_go);
+    return true;
+  }
+
+  // add()'s compilation alone, for a variant raced later by race() (simulate_together):
+  // nullopt when it is over the runtime's limits.
+  std::optional<Program> compile_for_later(compiler::CompileOptions& options, size_t attempt,
+                                           const compiler::Lowering* lowering) {
+    options.protocol = protocols_.front();
+    --unstarted_;
+    return compile_or_fail(options, attempt, lowering);
+  }
+
+  // Simulates the compiled `program` of variant `position` in every protocol and records it,
+  // with a verification beside as add() describes (`last`: no other variant compiles after it).
+  void race(Program program, const compiler::CompileOptions& options, size_t position, bool last,
+            bool lowering_let_go) {
     std::vector<Variant> pairs;
     std::optional<BesideReport> early_report;
     {
@@ -321,8 +340,26 @@ class VariantRace {
       program.protocol = variants_[fastest].options.protocol;
       hold(fastest, std::move(program));
     }
-    return true;
   }
+
+  // The compilation of add(): from `lowering` when given; nullopt (the failure recorded) when
+  // it is over the runtime's limits.
+  std::optional<Program> compile_or_fail(const compiler::CompileOptions& options, size_t attempt,
+                                         const compiler::Lowering* lowering) {
+    try {
+      if (lowering == nullptr) return compile(options);
+      const StageTimer timer(compile_s_);
+      Program program = compiler::compile(*lowering, options);
+      ++compilations_;
+      return program;
+    } catch (const UserError& e) {
+      record_failure(attempt, e);  // over the runtime limits (e.g. steps per threadblock) this way
+      return std::nullopt;
+    }
+  }
+
+  // Whether every variant was compiled (or failed): a race() started now is the last.
+  bool all_started() const { return unstarted_ == 0; }
 
   // Whether a correct variant is already known and nothing simulated could replace it.
   bool settled() const {
@@ -899,6 +936,20 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
     std::optional<compiler::Lowering> lowering;  // none with a test's compiler
     std::optional<std::pair<compiler::CompileOptions, UserError>> failed;  // a lowering's error
     std::optional<Program> twin;  // the group's last compiled program, while another follows
+    // Where one evaluation fits at a time (thousands of ranks), a group's variants are all
+    // compiled from its lowering first, the lowering let go, and their programs simulated at
+    // once where they fit together: the second core ran nothing during one simulation in
+    // two (the 4096-rank mesh allgather's fused and unfused simulations took about 100 s each).
+    const bool simulate_together =
+        !twins_fit && !o.sizes.empty() && !o.compile && allowed_threads > 1 &&
+        groups[g].size() > 1 &&
+        simulations_fit_together(groups[g].size(), algorithm.ops.size(), o.memory_budget_bytes);
+    struct Compiled {
+      size_t variant;
+      compiler::CompileOptions options;
+      Program program;
+    };
+    std::vector<Compiled> compiled_together;
     // Races member `m` of the group from `lowering`; `compiled` as in VariantRace::add.
     auto add_member = [&](size_t m, const std::function<void()>& compiled) {
       const size_t k = groups[g][m];
@@ -927,6 +978,14 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
           continue;
         }
       }
+      if (simulate_together) {
+        compiler::CompileOptions compiled_as = options;
+        if (std::optional<Program> program =
+                race.compile_for_later(compiled_as, k, lowering ? &*lowering : nullptr)) {
+          compiled_together.push_back({k, compiled_as, std::move(*program)});
+        }
+        continue;
+      }
       HandOver next;
       std::function<void()> once_compiled;
       const bool last_of_group = member + 1 == groups[g].size();
@@ -942,6 +1001,16 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
       add_member(member, once_compiled);
       if (next.taken_by_helper()) ++member;
     }
+    if (compiled_together.empty()) return;
+    lowering.reset();
+    // Only the race's last program verifies beside its simulation (the best so far, or itself:
+    // VariantRace::verify_best, under the race's lock); a held program may change meanwhile.
+    const bool last = race.all_started();
+    parallel_for(allowed_threads, compiled_together.size(), [&](size_t j) {
+      Compiled& c = compiled_together[j];
+      const bool verifies = last && j + 1 == compiled_together.size();
+      race.race(std::move(c.program), c.options, c.variant, verifies, verifies);
+    });
   });
   if (race.empty() && race.last_failure()) throw *race.last_failure();
   CCSYNTH_CHECK(!race.empty()) << "evaluate_variants needs at least one variant";

@@ -362,6 +362,21 @@ TEST(Evaluate, VerifyingTheBestSoFarBesideTheNextSimulationKeepsTheOutcome) {
   expect_verifying_beside_keeps_the_outcome(space, 1, 3);
 }
 
+// One evaluation at a time, but room for a lowering group's two programs with their
+// simulations (20 MB against 13 MB at about 100 bytes per op for each; two evaluations would
+// need 130 MB): the fused and unfused programs are compiled first and simulated at once. The
+// same outcome, with one lowering (the last program verified beside) and two.
+TEST(Evaluate, SimulatingALoweringsProgramsAtOnceKeepsTheOutcome) {
+  constexpr int64_t kRoomForTwoSimulations = 20'000'000;
+  ASSERT_TRUE(one_evaluation_at_a_time(65'280, kRoomForTwoSimulations));  // mesh2d:16x16
+  VariantSpace one_lowering;
+  one_lowering.schedule_orders = {false};
+  expect_verifying_beside_keeps_the_outcome(one_lowering, kRoomForTwoSimulations, 2);
+  VariantSpace two_lowerings;
+  two_lowerings.schedule_orders = {false, true};
+  expect_verifying_beside_keeps_the_outcome(two_lowerings, kRoomForTwoSimulations, 3);
+}
+
 // At thousands of ranks the evaluations run one at a time (memory), at small sizes as many as
 // asked for and there are jobs.
 TEST(Evaluate, ConcurrencyIsCappedByJobsAndMemory) {
