@@ -9,13 +9,11 @@
 #include <vector>
 
 #include "ccsynth/core/error.h"
+#include "compiler/sort_key.h"
 
 namespace ccsynth::compiler {
 
 namespace {
-
-// (src, dst) as one number.
-int64_t pair_key(int src, int dst) { return static_cast<int64_t>(src) << 32 | dst; }
 
 // Dense numbers 0..count()-1 of the (src, dst) pairs of some transfers (a hashed table keyed by
 // pair and channel, looked up several times per transfer, was most of channel assignment at
@@ -23,17 +21,16 @@ int64_t pair_key(int src, int dst) { return static_cast<int64_t>(src) << 32 | ds
 class PairIds {
  public:
   PairIds(const Lowered& l, const std::vector<int>& transfers) : id_(l.transfers.size(), -1) {
-    std::vector<int64_t> keys;
-    keys.reserve(transfers.size());
-    for (int t : transfers) keys.push_back(key_of(l.transfers[t]));
-    std::vector<int64_t> distinct = keys;
-    std::sort(distinct.begin(), distinct.end());
-    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-    count_ = distinct.size();
-    for (size_t i = 0; i < transfers.size(); ++i) {
-      id_[transfers[i]] = static_cast<int>(
-          std::lower_bound(distinct.begin(), distinct.end(), keys[i]) - distinct.begin());
-    }
+    std::vector<uint64_t> pairs;
+    const std::vector<int> ids = dense_ranks(
+        transfers.size(),
+        [&](size_t i) {
+          const Transfer& tr = l.transfers[transfers[i]];
+          return pack(tr.src_rank, tr.dst_rank);
+        },
+        &pairs);
+    count_ = pairs.size();
+    for (size_t i = 0; i < transfers.size(); ++i) id_[transfers[i]] = ids[i];
   }
 
   size_t count() const { return count_; }
@@ -41,8 +38,6 @@ class PairIds {
   size_t of(int t) const { return static_cast<size_t>(id_[t]); }
 
  private:
-  static int64_t key_of(const Transfer& tr) { return pair_key(tr.src_rank, tr.dst_rank); }
-
   std::vector<int> id_;  // per transfer of the lowering
   size_t count_ = 0;
 };

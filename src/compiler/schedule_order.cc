@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <numeric>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "compiler/sort_key.h"
 
 namespace ccsynth::compiler {
 
@@ -104,40 +104,16 @@ struct ConnectionOps {
 };
 
 ConnectionOps group_by_connection(const std::vector<ChunkOp>& ops) {
-  // Number the connections as first seen (a hash on the pair; consecutive ops mostly share
-  // one), then renumber them in (src, dst) order and count ops into their groups.
-  std::unordered_map<int64_t, int> first_seen;
-  std::vector<std::pair<int, int>> seen;
-  std::vector<int> id(ops.size());
-  int64_t last_key = 0;
-  int last_id = -1;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const int64_t key =
-        (static_cast<int64_t>(ops[i].src) << 32) | static_cast<uint32_t>(ops[i].dst);
-    if (last_id < 0 || key != last_key) {
-      const auto [at, added] = first_seen.try_emplace(key, static_cast<int>(seen.size()));
-      if (added) seen.emplace_back(ops[i].src, ops[i].dst);
-      last_key = key;
-      last_id = at->second;
-    }
-    id[i] = last_id;
-  }
-  std::vector<int> by_pair(seen.size());
-  std::iota(by_pair.begin(), by_pair.end(), 0);
-  std::sort(by_pair.begin(), by_pair.end(), [&](int a, int b) { return seen[a] < seen[b]; });
-  std::vector<int> position(seen.size());
+  std::vector<uint64_t> pairs;  // pack(src, dst), ascending
+  const std::vector<int> id = dense_ranks(
+      ops.size(), [&](size_t i) { return pack(ops[i].src, ops[i].dst); }, &pairs);
   ConnectionOps out;
-  out.connections.reserve(seen.size());
-  for (size_t k = 0; k < by_pair.size(); ++k) {
-    position[by_pair[k]] = static_cast<int>(k);
-    out.connections.push_back(seen[by_pair[k]]);
-  }
-  out.begin.assign(seen.size() + 1, 0);
-  for (int& i : id) {
-    i = position[i];
-    ++out.begin[i + 1];
-  }
-  for (size_t c = 0; c < seen.size(); ++c) out.begin[c + 1] += out.begin[c];
+  out.connections.reserve(pairs.size());
+  for (const uint64_t pair : pairs) out.connections.emplace_back(unpack_hi(pair), unpack_lo(pair));
+  // Counted into their groups, each in op order.
+  out.begin.assign(pairs.size() + 1, 0);
+  for (const int i : id) ++out.begin[i + 1];
+  for (size_t c = 0; c < pairs.size(); ++c) out.begin[c + 1] += out.begin[c];
   std::vector<size_t> next(out.begin.begin(), out.begin.end() - 1);
   out.ops.resize(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) out.ops[next[id[i]]++] = static_cast<int>(i);

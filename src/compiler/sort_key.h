@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
+#include <unordered_map>
 #include <vector>
 
 namespace ccsynth::compiler {
@@ -29,6 +31,43 @@ constexpr SortKey128 pack(int a, int b, int c, int d) {
 /// The `lo` that pack(hi, lo) was given.
 constexpr int unpack_lo(uint64_t key) {
   return static_cast<int>(static_cast<uint32_t>(key) ^ 0x80000000u);
+}
+
+/// The `hi` that pack(hi, lo) was given.
+constexpr int unpack_hi(uint64_t key) { return unpack_lo(key >> 32); }
+
+/// Dense numbers of the keys key_of(0..n-1): each one's position among the distinct keys in
+/// ascending order, which `distinct` (if not null) receives. The keys are few next to n (the
+/// (src, dst) pairs of a lowering's transfers or an algorithm's ops): one hash lookup per run
+/// of equal neighbours, then one sort of the distinct keys, instead of a sort of all n.
+template <typename KeyOf>
+std::vector<int> dense_ranks(size_t n, KeyOf key_of, std::vector<uint64_t>* distinct = nullptr) {
+  std::unordered_map<uint64_t, int> first_seen;
+  std::vector<uint64_t> seen;
+  std::vector<int> out(n);
+  uint64_t last_key = 0;
+  int last_id = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t key = key_of(i);
+    if (last_id < 0 || key != last_key) {
+      const auto [at, added] = first_seen.try_emplace(key, static_cast<int>(seen.size()));
+      if (added) seen.push_back(key);
+      last_key = key;
+      last_id = at->second;
+    }
+    out[i] = last_id;
+  }
+  std::vector<int> ascending(seen.size());
+  std::iota(ascending.begin(), ascending.end(), 0);
+  std::sort(ascending.begin(), ascending.end(), [&](int a, int b) { return seen[a] < seen[b]; });
+  std::vector<int> rank(seen.size());
+  for (size_t k = 0; k < ascending.size(); ++k) rank[ascending[k]] = static_cast<int>(k);
+  for (int& id : out) id = rank[id];
+  if (distinct != nullptr) {
+    distinct->clear();
+    for (const int a : ascending) distinct->push_back(seen[a]);
+  }
+  return out;
 }
 
 /// Sorts `keys`, whose order begins with lead(key). Keys made in a pass over the transfers come
