@@ -136,7 +136,9 @@ Case run_case(const std::string& spec, const Mode& mode) {
   if (mode.compile_only) return c;
   sim::SimOptions timing;  // as the planner simulates: times only, no critical path
   timing.critical_path = false;
-  const double bound = sim::lower_bound(topology, algorithm.collective, kBytes).lower_bound_us;
+  const double bound = sim::lower_bound(topology, algorithm.collective, kBytes,
+                                        sim::bound_options_for(topology, program.protocol))
+                           .lower_bound_us;
   auto simulate = [&](const std::string& stage) {
     const sim::SimResult simulated =
         timed(c, stage, [&] { return sim::simulate(program, topology, kBytes, timing); });

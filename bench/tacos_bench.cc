@@ -193,7 +193,9 @@ void run(const Case& c) {
     compare = buf;
   }
   if (topology.num_ranks <= 1024) {  // H5's simulator bound (fluid, so it may be lower)
-    const auto sim = ccsynth::sim::lower_bound(topology, r.algorithm.collective, options.bytes);
+    const auto sim = ccsynth::sim::lower_bound(
+        topology, r.algorithm.collective, options.bytes,
+        ccsynth::sim::bound_options_for(topology, ccsynth::Protocol::kSimple));
     char buf[64];
     std::snprintf(buf, sizeof buf, ", sim bound %.1f us", sim.lower_bound_us);
     compare += buf;

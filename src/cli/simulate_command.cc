@@ -147,7 +147,8 @@ void run_simulate(const SimulateOptions& o) {
   options.pipelining = !o.no_pipelining;
   options.num_slices = o.slices;
   options.memory_bandwidth_gbps = o.memory_gbps;
-  const sim::BoundOptions bound_options = sim::bound_options_for(topology, program.protocol);
+  const sim::BoundOptions bound_options =
+      sim::bound_options_for(topology, program.protocol, false, options);
 
   // Progress on stderr only for a terminal: large sizes can take seconds.
   const bool progress = isatty(STDERR_FILENO) && sizes.size() > 1;

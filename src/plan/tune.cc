@@ -458,7 +458,7 @@ TuneResult tune(const TuneRequest& request) {
   out.candidates = static_cast<int>(candidates.size());
   const Collective& collective = candidates.front().evaluated.algorithm.collective;
   for (size_t i = 0; i < r.sizes.size(); ++i) {
-    const double bound = sim::lower_bound(r.topology, collective, r.sizes[i]).lower_bound_us;
+    const double bound = sim::lower_bound_any_protocol_us(r.topology, collective, r.sizes[i]);
     out.sizes.push_back(sized(candidates, i, winner[i], r.sizes[i], bound));
     out.simulations += out.candidates - out.sizes.back().pruned;
   }

@@ -60,6 +60,26 @@ Resources resources_of(const Topology& t, const BoundOptions& o) {
   return r;
 }
 
+// The same resources at the rate a lane sustains when alpha is paid once per runtime call of at
+// most `slot` bytes: b bytes hold a lane for at least b x (beta + alpha / slot), since a step of
+// b bytes takes at least b / slot calls (sim::chunks_per_call). The alpha is in the rate, so no
+// resource adds one. Only a lane held by one transfer at a time is held through its alpha: a
+// switch port's alpha, and a shared link's (Topology::shared_links), run beside the other
+// transfers' bytes, so their rates are unchanged.
+Resources sustained_resources(const Topology& t, const BoundOptions& o) {
+  Resources r = resources_of(t, o);
+  for (auto& h : r.switches) h.alpha_us = 0.0;
+  for (auto& e : r.links) e.alpha_us = 0.0;
+  if (t.shared_links) return r;
+  for (size_t i = 0; i < r.links.size(); ++i) {
+    const Link& l = t.links[i];
+    const double us_per_byte =
+        l.beta_us_per_mb * o.beta_factor / kBytesPerMb + l.alpha_us * o.alpha_factor / o.slot_bytes;
+    r.links[i].bytes_per_us = l.lanes / us_per_byte;
+  }
+  return r;
+}
+
 // Time to push `need` bytes into the set `inside` through the resources entering it: the lane
 // that finishes last was busy for alpha + beta * (its bytes), so T >= min alpha + need / capacity.
 double cut_time(const Resources& res, const std::vector<char>& inside, double need) {
@@ -104,9 +124,13 @@ double need_into(const std::vector<ChunkNeed>& chunks, const std::vector<char>& 
   return need;
 }
 
-double cut_bound(const Resources& res, const std::vector<ChunkNeed>& chunks,
+// The cut bound of `inside` with every resource set of `resources` (the bound is the largest).
+double cut_bound(const std::vector<Resources>& resources, const std::vector<ChunkNeed>& chunks,
                  const std::vector<char>& inside, double chunk_bytes) {
-  return cut_time(res, inside, need_into(chunks, inside, chunk_bytes));
+  const double need = need_into(chunks, inside, chunk_bytes);
+  double bound = 0.0;
+  for (const Resources& res : resources) bound = std::max(bound, cut_time(res, inside, need));
+  return bound;
 }
 
 // Max-flow (Dinic) on ranks plus one hub node per switch (and an egress and an ingress node per
@@ -475,14 +499,18 @@ Capacity capacity_between_parts(const Resources& res, const std::vector<int>& pa
 // Traffic bound over a partition: T >= alpha_min + c x (transfers between parts) / (capacity
 // between parts). With every rank alone it is the total-traffic bound; with the nodes, the
 // node-traffic bound (2(N-1) inter-node transfers per allreduce chunk over the NICs).
-double traffic_bound(const std::vector<ChunkNeed>& chunks, const Resources& res,
+double traffic_bound(const std::vector<ChunkNeed>& chunks, const std::vector<Resources>& resources,
                      const std::vector<int>& part, bool combining, double chunk_bytes) {
   double transfers = 0.0;
   for (const ChunkNeed& c : chunks) transfers += transfers_between_parts(c, part, combining);
   if (transfers <= 0.0) return 0.0;
-  const Capacity capacity = capacity_between_parts(res, part);
-  if (capacity.bytes_per_us <= 0.0) return kInf;
-  return capacity.alpha_us + transfers * chunk_bytes / capacity.bytes_per_us;
+  double bound = 0.0;
+  for (const Resources& res : resources) {
+    const Capacity capacity = capacity_between_parts(res, part);
+    if (capacity.bytes_per_us <= 0.0) return kInf;
+    bound = std::max(bound, capacity.alpha_us + transfers * chunk_bytes / capacity.bytes_per_us);
+  }
+  return bound;
 }
 
 // `t` with its host switches counted as switches: routed sends may use them (simulate's
@@ -496,12 +524,15 @@ Topology with_host_switches(const Topology& t) {
 
 }  // namespace
 
-BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed) {
+BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed,
+                               const SimOptions& sim) {
   const ProtocolCost& cost = protocol_cost(topology, protocol);
   BoundOptions out;
   out.alpha_factor = cost.alpha_factor;
   out.beta_factor = cost.beta_factor;
   out.host_switches = routed;
+  const bool runtime_slicing = sim.pipelining && sim.num_slices <= 0;
+  out.slot_bytes = runtime_slicing ? static_cast<double>(sim.params(protocol).slice_bytes) : 0.0;
   return out;
 }
 
@@ -520,6 +551,10 @@ LowerBound lower_bound(const Topology& given, const Collective& collective, int6
   const int n = topology.num_ranks;
   const double chunk_bytes = static_cast<double>(bytes) / std::max(1, collective.input_chunks);
   const Resources res = resources_of(topology, options);
+  // The bandwidth bounds hold with both: alpha + b x beta per transfer, and b x (beta + alpha /
+  // slot) per lane where the runtime pays alpha per call.
+  std::vector<Resources> resources{res};
+  if (options.slot_bytes > 0.0) resources.push_back(sustained_resources(topology, options));
 
   std::vector<ChunkNeed> chunks;
   chunks.reserve(collective.chunks.size());
@@ -535,24 +570,27 @@ LowerBound lower_bound(const Topology& given, const Collective& collective, int6
   }
 
   // Per-rank ingress ({r}) and egress (everything but r) are the cuts around one rank.
-  out.ingress_egress_us = single_rank_bound(topology, res, chunks, chunk_bytes);
+  for (const Resources& r : resources) {
+    out.ingress_egress_us =
+        std::max(out.ingress_egress_us, single_rank_bound(topology, r, chunks, chunk_bytes));
+  }
   std::vector<char> inside(n, 0);
   if (n <= options.exact_cut_max_ranks) {
     for (uint32_t mask = 1; mask + 1 < (1u << n); ++mask) {
       for (int r = 0; r < n; ++r) inside[r] = (mask >> r) & 1u;
-      out.cut_us = std::max(out.cut_us, cut_bound(res, chunks, inside, chunk_bytes));
+      out.cut_us = std::max(out.cut_us, cut_bound(resources, chunks, inside, chunk_bytes));
     }
   } else {
     for (const auto& cut : candidate_cuts(topology, res)) {
-      out.cut_us = std::max(out.cut_us, cut_bound(res, chunks, cut, chunk_bytes));
+      out.cut_us = std::max(out.cut_us, cut_bound(resources, chunks, cut, chunk_bytes));
     }
   }
   out.total_traffic_us =
-      traffic_bound(chunks, res, each_rank_alone(n), collective.combining, chunk_bytes);
+      traffic_bound(chunks, resources, each_rank_alone(n), collective.combining, chunk_bytes);
   // Intra-node transfers free: the same count over the nodes (nothing new with one node).
   if (topology.nodes.size() >= 2) {
     out.node_traffic_us =
-        traffic_bound(chunks, res, node_parts(topology), collective.combining, chunk_bytes);
+        traffic_bound(chunks, resources, node_parts(topology), collective.combining, chunk_bytes);
   }
   out.bandwidth_us =
       std::max({out.ingress_egress_us, out.cut_us, out.total_traffic_us, out.node_traffic_us});
@@ -560,6 +598,16 @@ LowerBound lower_bound(const Topology& given, const Collective& collective, int6
   out.launch_us = topology.launch_us;
   out.lower_bound_us = out.launch_us + std::max(out.latency_us, out.bandwidth_us);
   return out;
+}
+
+double lower_bound_any_protocol_us(const Topology& topology, const Collective& collective,
+                                   int64_t bytes) {
+  double bound = std::numeric_limits<double>::infinity();
+  for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL128, Protocol::kLL}) {
+    const BoundOptions options = bound_options_for(topology, protocol);
+    bound = std::min(bound, lower_bound(topology, collective, bytes, options).lower_bound_us);
+  }
+  return bound;
 }
 
 }  // namespace ccsynth::sim

@@ -26,6 +26,13 @@ const ProtocolParams& SimOptions::params(Protocol protocol) const {
   return simple;
 }
 
+int chunks_per_call(const SimOptions& options, const ProtocolParams& params, double chunk_bytes) {
+  constexpr int kUnlimited = 1 << 24;  // more chunks than any step carries
+  if (!options.pipelining || options.num_slices > 0 || !(chunk_bytes > 0.0)) return kUnlimited;
+  const double fit = std::floor(static_cast<double>(params.slice_bytes) / chunk_bytes);
+  return static_cast<int>(std::clamp(fit, 1.0, static_cast<double>(kUnlimited)));
+}
+
 const ProtocolCost& protocol_cost(const Topology& topology, Protocol protocol) {
   switch (protocol) {
     case Protocol::kLL: return topology.ll;
@@ -133,7 +140,8 @@ struct TbTransfer {
   double transfer_us = 0.0;
   int64_t pending_pred = -1;  // critical-path predecessors
   int64_t transfer_pred = -1;
-  int held_route = -1;  // the route whose groups the running transfer holds
+  int held_route = -1;     // the route whose groups the running transfer holds
+  int pending_alphas = 1;  // runtime calls the pending send takes, each paying alpha
 };
 
 // A transfer moving bytes through shared groups: its bytes left, its current us per byte and
@@ -256,6 +264,7 @@ class Simulator {
           1.0, std::ceil(chunk_bytes_ / static_cast<double>(params_.slice_bytes))));
     }
     slice_bytes_ = chunk_bytes_ / slices_;
+    chunks_per_call_ = chunks_per_call(options_, params_, chunk_bytes_);
     const double gbps = options_.memory_bandwidth_gbps < 0.0 ? topology_.memory_gbps
                                                              : options_.memory_bandwidth_gbps;
     memory_us_per_byte_ = gbps > 0.0 ? 1.0 / (gbps * 1e3) : 0.0;
@@ -435,6 +444,7 @@ class Simulator {
     transfer.pending_begin = now;
     transfer.pending_memory_end = memory_end;
     transfer.pending_bytes = bytes;
+    transfer.pending_alphas = (step.count + chunks_per_call_ - 1) / chunks_per_call_;
     transfer.pending_pred = pred;
     try_transfer(tb, now, pred);
   }
@@ -457,8 +467,9 @@ class Simulator {
     transfer.transfer_start = now;
     if (network_.shared_groups(conn.route).empty()) {
       // Links only: the transfer has its lanes to itself, so its end is known now: alpha +
-      // beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol.
-      const double cost = route.alpha_us * cost_.alpha_factor +
+      // beta * b on every lane of the route (SCCL sec. 3.6), scaled by the protocol; alpha once
+      // per runtime call the step takes (chunks_per_call).
+      const double cost = transfer.pending_alphas * route.alpha_us * cost_.alpha_factor +
                           route.beta_us_per_byte * cost_.beta_factor * transfer.pending_bytes;
       transfer.transfer_us = cost;
       const double end = std::max(transfer.pending_memory_end, now + cost);
@@ -468,8 +479,8 @@ class Simulator {
     // Through switch ports: alpha first (concurrently with the port's other transfers), then
     // the bytes at a share of the bandwidth that changes as transfers start and finish.
     transfer.transfer_pred = first_pred;
-    events_.push(
-        Event{now + route.alpha_us * cost_.alpha_factor, seq_++, tb, EventKind::kAlphaEnd});
+    events_.push(Event{now + transfer.pending_alphas * route.alpha_us * cost_.alpha_factor, seq_++,
+                       tb, EventKind::kAlphaEnd});
   }
 
   // The transfer of `tb` starts moving bytes: it joins the flows of its shared groups, and every
@@ -685,6 +696,7 @@ class Simulator {
   double slice_bytes_ = 0.0;
   double memory_us_per_byte_ = 0.0;
   int slices_ = 1;
+  int chunks_per_call_ = 1;
   int64_t instances_ = 0;
 
   std::vector<int> rank_tb_offset_;

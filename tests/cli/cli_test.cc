@@ -120,8 +120,14 @@ TEST_F(Cli, BaselineBuildsTheCooperativeAllToNext) {
 TEST_F(Cli, BoundsMatchTheClosedForm) {
   const CliRun r = run("bounds -t dgx1 -c allgather --size 1M --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // 7 MB into each GPU over 6 NVLink lanes of 46 us/MB, plus one alpha of 0.7 us.
-  EXPECT_NEAR(r.doc()["bandwidth_bound_us"].get<double>(), 7.0 * 46 / 6 + 0.7, 0.05);
+  // 7 MB into each GPU over 6 NVLink lanes of 46 us/MB, each lane paying an alpha of 0.7 us per
+  // runtime call of at most a 512 KiB FIFO slot (docs/bounds.md "Alpha per runtime call"):
+  // 7 x (46 + 0.7 x 2) / 6, above one alpha plus the bytes, 7 x 46 / 6 + 0.7.
+  EXPECT_NEAR(r.doc()["bandwidth_bound_us"].get<double>(), 7.0 * (46 + 0.7 * 2) / 6, 0.05);
+  // At 64 KiB the one alpha of the last transfer weighs more than the calls' alphas.
+  const CliRun small = run("bounds -t dgx1 -c allgather --size 64K --json");
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_NEAR(small.doc()["bandwidth_bound_us"].get<double>(), 7.0 * 46 / 16 / 6 + 0.7, 0.01);
 }
 
 TEST_F(Cli, BoundsReportTheNodeTrafficBound) {

@@ -91,6 +91,34 @@ TEST(Bounds, ProtocolFactorsScale) {
   EXPECT_NEAR(scaled.ingress_egress_us, 1.0 + 3 * 20.0 / 2.0, 1e-9);
 }
 
+// A lane held by one transfer at a time pays alpha once per runtime call of at most a FIFO slot
+// (sim::chunks_per_call), so it sustains at most 1 / (beta + alpha / slot) bytes per us.
+TEST(Bounds, ExclusiveLanesPayAlphaPerRuntimeCall) {
+  const Topology topo = ring_topology(4, 2.0, 10.0);
+  const Collective c = make_collective(CollectiveKind::kAllGather, 4);
+  const int64_t bytes = int64_t{64} << 20;
+  BoundOptions o;
+  o.slot_bytes = 512 * 1024;
+  // 3 x 64 MiB into a rank over 2 lanes: 96 MiB x (10 + 2 / 0.5) us/MiB, not 2 + 96 x 10.
+  EXPECT_NEAR(lower_bound(topo, c, bytes).ingress_egress_us, 2.0 + 96 * 10.0, 1e-9);
+  EXPECT_NEAR(lower_bound(topo, c, bytes, o).ingress_egress_us, 96 * 14.0, 1e-9);
+  EXPECT_NEAR(lower_bound(topo, c, bytes, o).bandwidth_us, 96 * 14.0, 1e-9);
+  // Small sizes keep the one alpha: 3 x 64 KiB over 2 lanes.
+  EXPECT_NEAR(lower_bound(topo, c, 64 << 10, o).ingress_egress_us, 2.0 + 0.09375 * 10.0, 1e-9);
+  // Shared links and switch ports run a transfer's alpha beside the others' bytes.
+  Topology shared = topo;
+  shared.shared_links = true;
+  EXPECT_NEAR(lower_bound(shared, c, bytes, o).ingress_egress_us, 2.0 + 96 * 10.0, 1e-9);
+  const Topology sw = testing::switch_topology(4, 2.0, 10.0);
+  EXPECT_NEAR(lower_bound(sw, c, bytes, o).bandwidth_us, lower_bound(sw, c, bytes).bandwidth_us,
+              1e-9);
+  // The planner's options carry the protocol's slot where the runtime slices.
+  EXPECT_EQ(bound_options_for(topo, Protocol::kLL).slot_bytes, 32 * 1024);
+  SimOptions synchronous;
+  synchronous.pipelining = false;
+  EXPECT_EQ(bound_options_for(topo, Protocol::kSimple, false, synchronous).slot_bytes, 0.0);
+}
+
 TEST(Bounds, SharedPortCountsOnce) {
   // 4 ranks, ports {0, 1} and {2, 3}, 10 us/MiB, no alpha. Allgather of 1 MiB: ranks 0 and 1
   // each receive 3 chunks, all through their shared ingress: 6 x 10 us. With a port each,

@@ -183,11 +183,9 @@ TEST(SimIntegration, BaselinesNeverBeatTheBound) {
           }
           for (int64_t bytes : {int64_t{4096}, int64_t{1} << 20, int64_t{64} << 20}) {
             const SimResult r = simulate(p, t, bytes);
-            const ProtocolCost& cost = protocol_cost(t, p.protocol);
-            BoundOptions bo;
-            bo.alpha_factor = cost.alpha_factor;
-            bo.beta_factor = cost.beta_factor;
-            bo.host_switches = end_to_end;
+            // The protocol's factors and FIFO slot (alpha per runtime call on lanes).
+            const BoundOptions bo = bound_options_for(t, p.protocol, end_to_end);
+            ASSERT_GT(bo.slot_bytes, 0.0);
             const LowerBound bound = lower_bound(t, c, bytes, bo);
             EXPECT_GE(r.time_us, bound.lower_bound_us * (1 - 1e-12))
                 << name << " " << to_string(kind) << " " << synth::to_string(b)

@@ -525,6 +525,61 @@ TEST(Simulate, ProtocolFactorsAndSlices) {
   EXPECT_EQ(simulate(p, topo, 1 << 20, o).slices, 2);
 }
 
+// Rank 0 sends its `chunks` input chunks to rank 1 in one step of that count.
+Program one_step_of(int chunks) {
+  Program p;
+  p.name = "one_step";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 2;
+  for (int r = 0; r < 2; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = chunks;
+    g.output_chunks = chunks;
+    Threadblock tb;
+    if (r == 0) {
+      tb.send_peer = 1;
+      tb.steps.push_back(
+          testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
+    } else {
+      tb.recv_peer = 0;
+      tb.steps.push_back(
+          testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
+    }
+    g.threadblocks.push_back(tb);
+    p.gpus.push_back(g);
+  }
+  return p;
+}
+
+// MSCCL's interpreter runs a step of `cnt` chunks as calls of at most max(1, slot / chunk)
+// chunks, each paying alpha (sim::chunks_per_call); the Simple slot is 512 KiB.
+TEST(Simulate, AStepPaysAlphaOncePerRuntimeCall) {
+  const double alpha = 1.0, beta = 10.0;  // us, us/MiB
+  const Topology topo = ring_topology(2, alpha, beta);
+  SimOptions o;
+  o.memory_bandwidth_gbps = 0.0;
+  o.critical_path = false;
+  // 4 chunks of 1 MiB: 2 slices each; a slice of the step moves 4 x 512 KiB in 4 calls.
+  EXPECT_NEAR(simulate(one_step_of(4), topo, 4 << 20, o).time_us, 2 * (4 * alpha + 2 * beta), 1e-9);
+  // 4 chunks of 64 KiB: 8 fit a slot, one call.
+  EXPECT_NEAR(simulate(one_step_of(4), topo, 256 << 10, o).time_us, alpha + 0.25 * beta, 1e-9);
+  // 5 chunks of 128 KiB: 4 fit a slot, two calls.
+  EXPECT_NEAR(simulate(one_step_of(5), topo, 640 << 10, o).time_us, 2 * alpha + 0.625 * beta, 1e-9);
+  EXPECT_EQ(chunks_per_call(o, o.simple, 128 << 10), 4);
+  EXPECT_EQ(chunks_per_call(o, o.simple, 3 << 20), 1);
+  // SCCL's synchronous model and fixed slices: one call per step.
+  o.pipelining = false;
+  EXPECT_NEAR(simulate(one_step_of(4), topo, 4 << 20, o).time_us, alpha + 4 * beta, 1e-9);
+  o.pipelining = true;
+  o.num_slices = 1;
+  EXPECT_NEAR(simulate(one_step_of(4), topo, 4 << 20, o).time_us, alpha + 4 * beta, 1e-9);
+  // Through a switch the calls' alphas come before the bytes as well.
+  o.num_slices = 0;
+  const Topology sw = testing::switch_topology(2, alpha, beta);
+  EXPECT_NEAR(simulate(one_step_of(4), sw, 4 << 20, o).time_us, 2 * (4 * alpha + 2 * beta), 1e-9);
+}
+
 TEST(Simulate, DeadlockIsReported) {
   Program p = ring_allgather(4);
   // Rank 2 never sends: everyone downstream waits forever.

@@ -9,6 +9,7 @@
 #include "ccsynth/core/collective.h"
 #include "ccsynth/core/program.h"
 #include "ccsynth/core/topology.h"
+#include "ccsynth/sim/simulate.h"
 
 namespace ccsynth::sim {
 
@@ -24,6 +25,13 @@ struct BoundOptions {
   /// with no link or switch, e.g. `--end-to-end` baselines) can use them, so the bound of any
   /// other program leaves them out and stays as tight as without them.
   bool host_switches = false;
+  /// > 0: the runtime's FIFO slot, in data bytes (SimOptions' slice_bytes of the protocol). A
+  /// step pays alpha once per runtime call, and a call carries at most a slot's bytes
+  /// (sim::chunks_per_call), so a link lane moving b bytes is busy for at least
+  /// b x (beta + alpha / slot): the bandwidth bounds are also taken with every lane at that
+  /// rate (docs/bounds.md "Alpha per runtime call"). 0: a step is one call whatever its size
+  /// (no pipelining, fixed slices), and only alpha + b x beta holds.
+  double slot_bytes = 0.0;
 };
 
 /// The bound and its parts; lower_bound_us = launch_us + max(latency_us, bandwidth_us).
@@ -38,13 +46,20 @@ struct LowerBound {
   double node_traffic_us = 0.0;  // total traffic between nodes (0 without 2+ nodes)
 };
 
-/// The options that bound a program of `protocol` on `topology`: the protocol's alpha and beta
-/// factors (protocol_cost), and the host switches when its sends may be routed.
-BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed = false);
+/// The options that bound a program of `protocol` on `topology` simulated with `sim`: the
+/// protocol's alpha and beta factors (protocol_cost), the host switches when its sends may be
+/// routed, and the protocol's FIFO slot when the runtime's slicing applies.
+BoundOptions bound_options_for(const Topology& topology, Protocol protocol, bool routed = false,
+                               const SimOptions& sim = {});
 
 /// Lower bound for `collective` on `topology` with `bytes` per rank (one chunk is
 /// bytes / collective.input_chunks). Throws UserError when the rank counts differ.
 LowerBound lower_bound(const Topology& topology, const Collective& collective, int64_t bytes,
                        const BoundOptions& options = {});
+
+/// The smallest lower_bound_us over the three protocols (bound_options_for each): a bound for
+/// a program in any of them, which a table of the fastest program per size (the tuner's) needs.
+double lower_bound_any_protocol_us(const Topology& topology, const Collective& collective,
+                                   int64_t bytes);
 
 }  // namespace ccsynth::sim

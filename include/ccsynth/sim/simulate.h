@@ -74,6 +74,14 @@ struct SimOptions {
   const ProtocolParams& params(Protocol protocol) const;
 };
 
+/// Chunks one runtime call of a step may carry. MSCCL's interpreter runs a step of `count`
+/// chunks as calls of at most max(1, slot / chunk) chunks each (`mscclMaxAllowedCount` in
+/// mscclSetupCount; the kernel's `for (c = 0; c < count; c += maxAllowedCount)` loop), each a
+/// primitive call with its own synchronisation, so the simulator charges alpha once per call:
+/// a step of `count` chunks pays ceil(count / chunks_per_call) alphas. Without the runtime's
+/// slicing (`pipelining` off, SCCL's synchronous model, or `num_slices` set) a step is one call.
+int chunks_per_call(const SimOptions& options, const ProtocolParams& params, double chunk_bytes);
+
 /// Busy time of one link (all lanes together) or switch port: a port is busy while at least one
 /// transfer holds it, and its utilization is relative to one port. Switch ports are reported as
 /// {rank, -1} (egress) and {-1, rank} (ingress); a port shared by several ranks
