@@ -226,6 +226,11 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
     for (const int pieces : r.topology.nodes.size() > 1 ? kTreePieces : std::vector<int>{})
       add(fmt::format("trees_h_c{}", trees * pieces),
           run_method(r, "trees", trees * pieces, r.sizes.back(), {{"split", 1}}));
+    // Two nodes or more with a NIC per GPU: the spray split, one piece per tree (the simulator
+    // and the runtime pipeline a tree's chunk in slices).
+    if (const int spray = synth::spray_trees_per_root(r.topology); spray > 0)
+      add(fmt::format("trees_s_c{}", spray),
+          run_method(r, "trees", spray, r.sizes.back(), {{"split", 2}}));
   }
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.

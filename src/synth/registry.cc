@@ -193,6 +193,14 @@ SynthResult run_tacos(const Topology& topology, const Collective& collective,
 
 // ---- trees (throughput) --------------------------------------------------------------------
 
+const char* split_name(TreesSplit split) {
+  switch (split) {
+    case TreesSplit::kFlat: return "flat";
+    case TreesSplit::kHierarchical: return "hierarchical";
+    default: return "spray";
+  }
+}
+
 SynthResult run_trees(const Topology& topology, const Collective& collective,
                       const SynthOptions& o) {
   TreesOptions options;
@@ -204,19 +212,25 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
   const auto started = std::chrono::steady_clock::now();
   TreesResult r = synthesize_trees(topology, collective, options);
   const double seconds = seconds_since(started);
-  report(o,
-         fmt::format("trees: {} split, {} trees per root, {} pieces each{}, bottleneck "
-                     "{:.4f}x the port bound, depth {}, {:.3f} s",
-                     r.split == TreesSplit::kFlat ? "flat" : "hierarchical", r.trees_per_root,
-                     r.pieces, r.rails ? ", rails" : "", r.bottleneck_ratio, r.max_depth, seconds));
+  report(o, fmt::format("trees: {} split, {} trees per root, {} pieces each{}, bottleneck "
+                        "{:.4f}x the port bound, depth {}, {:.3f} s",
+                        split_name(r.split), r.trees_per_root, r.pieces, r.rails ? ", rails" : "",
+                        r.bottleneck_ratio, r.max_depth, seconds));
+  if (const int best = spray_trees_per_root(topology);
+      r.split == TreesSplit::kSpray && r.trees_per_root % best != 0) {
+    report(o, fmt::format("trees: the spray split balances the ports best with {} trees per root "
+                          "(--chunks a multiple of {})",
+                          best, best));
+  }
   SynthResult out;
   out.status = SynthStatus::kFeasible;  // greedy packing: no optimality claim
   out.stats = {{"trees_per_root", r.trees_per_root},
                {"pieces", r.pieces},
                {"rails", r.rails},
-               {"split", r.split == TreesSplit::kFlat ? "flat" : "hierarchical"},
+               {"split", split_name(r.split)},
                {"flat_packed_us", r.flat_packed_us},
                {"hier_packed_us", r.hier_packed_us},
+               {"spray_packed_us", r.spray_packed_us},
                {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
                {"max_depth", r.max_depth},
                {"packed_bandwidth_us", r.packed_us},
@@ -244,7 +258,9 @@ Synthesizer trees_synthesizer() {
        true},
       {"split", ParamKind::kInt,
        "0: trees over all ranks; 1: hierarchical (rails across the nodes, then inside every "
-       "node); default: whichever packs faster",
+       "node); 2: spray (rails plus direct sends that balance the NICs and the in-node switch; "
+       "a NIC per GPU, chunks a multiple of the trees per root it reports best); default: "
+       "whichever applies and packs fastest",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;

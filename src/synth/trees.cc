@@ -33,6 +33,14 @@ constexpr double kPriceSteepness = 10.0;
 // Above this many ranks the default trees per root are chosen among 1 and 2 only (each
 // candidate is a whole packing).
 constexpr int kManyRanks = 256;
+// Channels of one phase of the spray split on a connection (a tree each, then in turn): half the
+// executor dialect's 32, so that an allreduce's allgather runs on channels of its own, beside
+// its reducescatter. (At 1 GiB per rank on dgxh100x2, 16 channels: allgather 1.009x the bound,
+// reducescatter 1.029x; 32: 1.006x and 1.076x, a slice through a port shared by more
+// transfers taking longer to drain; 8: 1.16x and 1.03x.)
+constexpr int kSprayChannels = 16;
+// Most trees per root the spray split uses (k in best_spray).
+constexpr int kMaxSprayTrees = 64;
 // Pipeline pieces per tree of the default chunk count up to kManyRanks ranks; above, one (the
 // simulator and the runtime pipeline a chunk in FIFO slices anyway, and 1024 ranks with 4
 // pieces make 4 million ops to schedule and compile).
@@ -382,6 +390,15 @@ class LaneCounter {
     return std::max(1, static_cast<int>(std::ceil(port_gbps / t.threadblock_gbps - 1e-9)));
   }
 
+  // Every tree on a connection its own channel, up to `channels` (then in turn): transfers
+  // sharing a port then get shares of it in proportion to the trees they carry (the simulator
+  // shares a port equally per transfer), and a tree never waits in a threadblock behind another.
+  static LaneCounter channel_per_tree(const Topology& t, bool transposed, int channels) {
+    LaneCounter out(t.num_ranks, transposed);
+    for (const Connection& c : t.connections()) out.lanes_[out.key(c.src, c.dst)] = {channels, 0};
+    return out;
+  }
+
   int next_channel(int u, int v) {
     const auto it = lanes_.find(transposed_ ? key(v, u) : key(u, v));
     if (it == lanes_.end()) return -1;
@@ -390,6 +407,7 @@ class LaneCounter {
   }
 
  private:
+  LaneCounter(int ranks, bool transposed) : ranks_(ranks), transposed_(transposed) {}
   int64_t key(int u, int v) const { return static_cast<int64_t>(u) * ranks_ + v; }
 
   int ranks_;
@@ -730,6 +748,118 @@ Algorithm hier_allgather_down_trees(const Topology& t, const Hierarchy& h, int c
   return out;
 }
 
+// The switches of the spray split: every node's ranks alone on one in-node switch, and one
+// switch over all ranks with a port of its own per rank (a NIC per GPU).
+struct SprayPorts {
+  double node_mb_per_us = 0;   // an in-node switch port, each way
+  double cross_mb_per_us = 0;  // a rank's port on the cross-node switch, each way
+  bool applies() const { return node_mb_per_us > 0 && cross_mb_per_us > 0; }
+};
+
+SprayPorts spray_ports(const Topology& t, const Hierarchy& h) {
+  SprayPorts out;
+  if (!h.applies()) return out;
+  for (const Switch& sw : t.switches) {
+    const std::vector<std::vector<int>> ports = sw.port_members();
+    const bool port_each = ports.size() == sw.ranks.size();
+    if (static_cast<int>(sw.ranks.size()) == t.num_ranks && port_each) {
+      out.cross_mb_per_us = 1.0 / sw.port_beta_us_per_mb;
+    }
+  }
+  double node_rate = -1;
+  for (const std::vector<int>& node : h.nodes) {
+    std::vector<int> members(node);
+    std::sort(members.begin(), members.end());
+    const auto in_node = std::find_if(t.switches.begin(), t.switches.end(), [&](const Switch& sw) {
+      std::vector<int> ranks(sw.ranks);
+      std::sort(ranks.begin(), ranks.end());
+      return ranks == members && sw.port_members().size() == ranks.size();
+    });
+    if (in_node == t.switches.end()) return {};
+    const double rate = 1.0 / in_node->port_beta_us_per_mb;
+    if (node_rate >= 0 && rate != node_rate) return {};
+    node_rate = rate;
+  }
+  // The in-node switch must be the faster way between a node's ranks (Topology::connection).
+  if (node_rate <= out.cross_mb_per_us) return {};
+  out.node_mb_per_us = node_rate;
+  return out;
+}
+
+// How many of the k trees of a root send straight to each non-rail rank of the other nodes.
+struct Spray {
+  int trees = 1;         // k, trees per root
+  int sprayed = 0;       // s
+  double us_per_mb = 0;  // busiest port per MB of a rank's data
+};
+
+// Per MB of a rank's data on N nodes of n ranks, a rank's cross-node port carries
+// (N-1)(1 + (n-1) s / k) and its in-node port (n-1)(1 + (N-1)(1 - s / k)) each way: the divisor
+// k of `chunks` (up to 64) and the s that make the busier of the two the least loaded.
+// k of them must divide `chunks` (0: any k); of equally balanced ones, the most trees (more
+// concurrent transfers, each tree on its own channel) or, with `fewest`, the fewest.
+Spray best_spray(const Hierarchy& h, const SprayPorts& p, int chunks, bool fewest = false) {
+  const double N = static_cast<double>(h.nodes.size()), n = static_cast<double>(h.rails.size());
+  Spray best;
+  best.us_per_mb = std::numeric_limits<double>::infinity();
+  for (int k = 1; k <= (chunks > 0 ? std::min(chunks, kMaxSprayTrees) : kMaxSprayTrees); ++k) {
+    if (chunks > 0 && chunks % k != 0) continue;
+    for (int s = 0; s <= k; ++s) {
+      const double f = static_cast<double>(s) / k;
+      const double us = std::max((N - 1) * (1 + (n - 1) * f) / p.cross_mb_per_us,
+                                 (n - 1) * (1 + (N - 1) * (1 - f)) / p.node_mb_per_us);
+      const bool better =
+          fewest ? us < best.us_per_mb * (1 - 1e-9) : us <= best.us_per_mb * (1 + 1e-9);
+      if (better) best = {k, s, us};
+    }
+  }
+  return best;
+}
+
+// The spray split's trees (TreesSplit::kSpray): tree j of root r (local index g of its node)
+// reaches r's node peers and r's rail peer (local index g) on every other node directly; the
+// other ranks of those nodes get it from their rail peer, except the ones tree j sprays to,
+// which get it straight from r. Non-rail rank q (numbered among r's) is sprayed in the s trees
+// q s, q s + 1, ... (mod k), so the sprays spread over the trees and over the ranks.
+TreePacking spray_packing(const Topology& t, const Hierarchy& h, const SprayPorts& p,
+                          const Spray& spray) {
+  const int N = static_cast<int>(h.nodes.size()), n = static_cast<int>(h.rails.size());
+  const int k = spray.trees;
+  TreePacking out;
+  out.num_ranks = t.num_ranks;
+  out.trees_per_root = k;
+  out.max_depth = 1;
+  for (int x = 0; x < N; ++x) {
+    for (int g = 0; g < n; ++g) {
+      const int root = h.nodes[x][g];
+      for (int j = 0; j < k; ++j) {
+        std::vector<int> parent(t.num_ranks, -1);
+        for (int v : h.nodes[x]) {
+          if (v != root) parent[v] = root;
+        }
+        int q = 0;  // the non-rail ranks of the other nodes, in order
+        for (int y = 0; y < N; ++y) {
+          if (y == x) continue;
+          const int rail = h.nodes[y][g];
+          parent[rail] = root;
+          for (int l = 0; l < n; ++l) {
+            if (l == g) continue;
+            const bool sprayed = (j - q * spray.sprayed % k + k) % k < spray.sprayed;
+            parent[h.nodes[y][l]] = sprayed ? root : rail;
+            if (!sprayed) out.max_depth = 2;
+            ++q;
+          }
+        }
+        out.parents.push_back(std::move(parent));
+      }
+    }
+  }
+  out.bottleneck_us_per_mb = spray.us_per_mb * k;  // per MB of one tree's data
+  // Every rank receives the other N n - 1 ranks' data through its two ports.
+  out.port_bound_us_per_mb = (N * n - 1) / (p.node_mb_per_us + p.cross_mb_per_us) * k;
+  return out;
+}
+
 // Depth weights tried (PackOptions::depth_weight): above kManyRanks only 0, where pipelines
 // are long anyway and each packing costs seconds.
 std::vector<double> depth_weights(const Topology& t) {
@@ -776,6 +906,12 @@ bool uses_rails_by_default(const Topology& topology) {
     if (std::unique(nodes.begin(), nodes.end()) - nodes.begin() >= 3) return true;
   }
   return false;
+}
+
+int spray_trees_per_root(const Topology& topology) {
+  const Hierarchy h = hierarchy_of(topology);
+  const SprayPorts ports = spray_ports(topology, h);
+  return ports.applies() ? best_spray(h, ports, 0, true).trees : 0;
 }
 
 int default_chunks_per_rank(const Topology& topology) {
@@ -850,6 +986,26 @@ class TreesBuilder {
     });
   }
 
+  // The spray split's allgather, or (transposed) its inverse, a reducescatter (the trees are
+  // their own transpose's mirror: every port carries the same both ways).
+  // `channel0`: the first channel (an allreduce's allgather after its reducescatter's).
+  Made spray(bool transposed, const Hierarchy& h, const SprayPorts& ports, int channel0) const {
+    const Spray best = best_spray(h, ports, chunks_);
+    const TreePacking p = spray_packing(t_, h, ports, best);
+    Made m;
+    m.algorithm =
+        allgather_down_trees(p, make_collective(CollectiveKind::kAllGather, t_.num_ranks, chunks_),
+                             LaneCounter::channel_per_tree(t_, transposed, kSprayChannels));
+    for (ChunkOp& op : m.algorithm.ops) op.channel += channel0;
+    if (transposed) m.algorithm = invert(m.algorithm);
+    m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
+    m.max_depth = p.max_depth;
+    m.trees_per_root = best.trees;
+    m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
+    m.packed_us = p.bottleneck_us_per_mb * chunks_ / best.trees * chunk_bytes_ / kBytesPerMb;
+    return m;
+  }
+
   // Allreduce as `rs` then `ag`, with its list schedule.
   Made allreduce(Made rs, Made ag, const Collective& c) const {
     Made m;
@@ -887,23 +1043,42 @@ class TreesBuilder {
   bool rails_;
 };
 
-// The hierarchy of `t` for split option `split` (-1 auto, 0 flat, 1 hierarchical): empty where
-// the flat split is asked for or the hierarchical one does not apply. UserError for an unknown
-// value, or 1 on a topology without 2 or more equal nodes of 2 or more ranks.
+// The hierarchy of `t` for split option `split` (-1 auto, 0 flat, 1 hierarchical, 2 spray):
+// empty where the flat split is asked for or the hierarchical one does not apply. UserError for
+// an unknown value, or 1 or 2 on a topology without 2 or more equal nodes of 2 or more ranks.
 Hierarchy hierarchy_for(const Topology& t, int split) {
-  if (split < -1 || split > 1) {
-    throw UserError(
-        "", "split",
-        "must be -1 (either), 0 (flat) or 1 (hierarchical), not " + std::to_string(split));
+  if (split < -1 || split > 2) {
+    throw UserError("", "split",
+                    "must be -1 (flat or hierarchical), 0 (flat), 1 (hierarchical) or 2 (spray), "
+                    "not " +
+                        std::to_string(split));
   }
   if (split == 0) return {};
   Hierarchy h = hierarchy_of(t);
-  if (split == 1 && !h.applies()) {
+  if (split >= 1 && !h.applies()) {
     throw UserError("", "split",
-                    "the hierarchical split needs 2 or more nodes of equal size >= 2; " + t.name +
-                        " has " + std::to_string(t.nodes.size()) + " node(s)");
+                    std::string(split == 1 ? "the hierarchical" : "the spray") +
+                        " split needs 2 or more nodes of equal size >= 2; " + t.name + " has " +
+                        std::to_string(t.nodes.size()) + " node(s)");
   }
   return h;
+}
+
+// The result of synthesize_trees from what the chosen split made.
+TreesResult result_of(Made made, TreesSplit split, const Topology& topology, const Collective& c) {
+  TreesResult r;
+  r.split = split;
+  r.trees_per_root = made.trees_per_root;
+  r.pieces = c.chunks_per_rank / made.trees_per_root;
+  r.bottleneck_ratio = made.bottleneck_ratio;
+  r.max_depth = made.max_depth;
+  r.packed_us = made.packed_us;
+  r.estimate_us = made.estimate_us;
+  r.algorithm = std::move(made.algorithm);
+  r.algorithm.collective = c;
+  r.algorithm.name = "trees_" + c.name;
+  r.algorithm.topology = topology.name;
+  return r;
 }
 
 }  // namespace
@@ -917,7 +1092,7 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   }
   const bool rails = o.rails < 0 ? uses_rails_by_default(topology) : o.rails != 0;
   const Hierarchy h = hierarchy_for(topology, o.split);
-  const bool flat_too = o.split != 1;
+  const bool flat_too = o.split != 1 && o.split != 2;
   const int k = flat_too ? choose_trees(topology, chunks, o, rails) : 1;
   check_inputs(topology, c, k);
   const TreesBuilder build(topology, c, o, rails);
@@ -929,9 +1104,16 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
       default: return build.allreduce(phase(true), phase(false), c);
     }
   };
-  std::optional<Made> flat, hier;
+  const SprayPorts ports = h.applies() ? spray_ports(topology, h) : SprayPorts{};
+  if (o.split == 2 && !ports.applies()) {
+    throw UserError("", "split",
+                    "the spray split needs every node's ranks alone on an in-node switch, faster "
+                    "than one switch over all ranks with a port per rank; " +
+                        topology.name + " has not");
+  }
+  std::optional<Made> flat, hier, spray;
   if (flat_too) flat = make([&](bool transposed) { return build.flat(transposed, k); });
-  if (h.applies()) {
+  if (h.applies() && o.split != 2) {
     try {
       hier = make([&](bool transposed) { return build.hier(transposed, h); });
     } catch (const UserError& e) {
@@ -940,24 +1122,30 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
         throw UserError("", "split", "the hierarchical split does not apply: " + e.reason());
     }
   }
-  TreesResult r;
-  r.rails = rails;
+  if (ports.applies() && (o.split == -1 || o.split == 2)) {
+    // An allreduce's allgather on channels of its own: in a threadblock shared with the
+    // reducescatter, a slice's allgather step would hold back the next slice's reduction.
+    const int ag_channel0 = c.kind == CollectiveKind::kAllReduce ? kSprayChannels : 0;
+    spray = make([&](bool transposed) {
+      return build.spray(transposed, h, ports, transposed ? 0 : ag_channel0);
+    });
+  }
+  // Flat, then the hierarchical and the spray split each where its packing is faster than the
+  // one chosen so far by more than 0.5% (or it alone is asked for).
+  Made* best = flat ? &*flat : nullptr;
+  TreesSplit split = TreesSplit::kFlat;
+  for (auto [made, kind] :
+       {std::pair{&hier, TreesSplit::kHierarchical}, std::pair{&spray, TreesSplit::kSpray}}) {
+    if (*made && (!best || (*made)->packed_us < best->packed_us * 0.995)) {
+      best = &**made;
+      split = kind;
+    }
+  }
+  TreesResult r = result_of(std::move(*best), split, topology, c);
+  r.rails = rails && split != TreesSplit::kSpray;
   r.flat_packed_us = flat ? flat->packed_us : 0;
   r.hier_packed_us = hier ? hier->packed_us : 0;
-  // The hierarchical split where its packing is faster by more than 0.5% (or it alone is asked).
-  const bool use_hier = hier && (!flat || hier->packed_us < flat->packed_us * 0.995);
-  Made& made = use_hier ? *hier : *flat;
-  r.split = use_hier ? TreesSplit::kHierarchical : TreesSplit::kFlat;
-  r.trees_per_root = made.trees_per_root;
-  r.pieces = chunks / made.trees_per_root;
-  r.bottleneck_ratio = made.bottleneck_ratio;
-  r.max_depth = made.max_depth;
-  r.packed_us = made.packed_us;
-  r.estimate_us = made.estimate_us;
-  r.algorithm = std::move(made.algorithm);
-  r.algorithm.collective = c;
-  r.algorithm.name = "trees_" + c.name;
-  r.algorithm.topology = topology.name;
+  r.spray_packed_us = spray ? spray->packed_us : 0;
   return r;
 }
 

@@ -65,6 +65,11 @@ TreePacking pack_trees(const Topology& topology, int trees_per_root, const PackO
 /// 0.5%); max_trees 0 means 8, or 2 above 256 ranks.
 int best_trees_per_root(const Topology& topology, int max_trees = 0);
 
+/// Trees per root of the spray split (TreesSplit::kSpray) that best balance a rank's in-node
+/// and cross-node ports (the fewest of equally balanced ones, up to 64), or 0 where the split
+/// does not apply. The chunks per rank should be a multiple of it.
+int spray_trees_per_root(const Topology& topology);
+
 /// The method's default chunks per rank: best_trees_per_root() x 4 pipeline pieces, or x 1
 /// above 256 ranks.
 int default_chunks_per_rank(const Topology& topology);
@@ -77,8 +82,10 @@ struct TreesOptions {
   /// PackOptions::rails: 1 on, 0 off, -1 (default) on where a switch joins 3 or more nodes
   /// (uses_rails_by_default).
   int rails = -1;
-  /// TreesSplit: -1 (default) whichever packs faster, 0 flat, 1 hierarchical. UserError for 1
-  /// unless the topology has 2 or more nodes of equal size >= 2.
+  /// TreesSplit: -1 (default) whichever of those that apply packs fastest, 0 flat, 1
+  /// hierarchical, 2 spray. UserError for 1 or 2 unless the topology has 2 or more nodes of
+  /// equal size >= 2, and for 2 unless each node has its own switch, faster than a switch over
+  /// all ranks with a port per rank.
   int split = -1;
 };
 
@@ -87,6 +94,9 @@ enum class TreesSplit {
   kFlat,          // trees over all ranks (allreduce: reducescatter then allgather)
   kHierarchical,  // allgather along rails across the nodes, then inside every node (reduce-
                   // scatter: the inverse; allreduce: one then the other)
+  kSpray,  // one tree per piece: a root's node peers and rail peers directly, the rail peers'
+           // node peers through them, some of those straight from the root, as many as
+           // balance the in-node and the cross-node ports (docs/trees.md "The spray split")
 };
 
 /// Whether some switch of `topology` joins ranks of 3 or more nodes: there rails (a ring of
@@ -112,6 +122,7 @@ struct TreesResult {
   TreesSplit split = TreesSplit::kFlat;
   double flat_packed_us = 0;
   double hier_packed_us = 0;
+  double spray_packed_us = 0;
 };
 
 /// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split
