@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "ccsynth/core/error.h"
 #include "ccsynth/core/units.h"
 #include "sim_test_util.h"
@@ -17,6 +19,22 @@ SimOptions synchronous() {
   o.pipelining = false;
   o.memory_bandwidth_gbps = 0.0;
   return o;
+}
+
+// Two ranks of `chunks` input and output chunks each, without threadblocks yet.
+Program two_rank_program(const std::string& name, int chunks) {
+  Program p;
+  p.name = name;
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = 2;
+  for (int r = 0; r < 2; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = chunks;
+    g.output_chunks = chunks;
+    p.gpus.push_back(g);
+  }
+  return p;
 }
 
 TEST(Simulate, RingAllgatherMatchesClosedFormWithoutPipelining) {
@@ -119,17 +137,7 @@ TEST(Simulate, DirectAllgatherOnRingIsCongested) {
 TEST(Simulate, FifoSlotsLimitOutstandingSends) {
   // Rank 0 sends 4 chunks to rank 1, whose receiving threadblock waits for a slow local copy
   // first; with 1 slot the sender can run at most one send ahead of the receiver.
-  Program p;
-  p.name = "fifo";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 2;
-  for (int r = 0; r < 2; ++r) {
-    GpuProgram g;
-    g.rank = r;
-    g.input_chunks = 4;
-    g.output_chunks = 4;
-    p.gpus.push_back(g);
-  }
+  Program p = two_rank_program("fifo", 4);
   Threadblock sender;
   sender.send_peer = 1;
   for (int c = 0; c < 4; ++c) {
@@ -527,28 +535,16 @@ TEST(Simulate, ProtocolFactorsAndSlices) {
 
 // Rank 0 sends its `chunks` input chunks to rank 1 in one step of that count.
 Program one_step_of(int chunks) {
-  Program p;
-  p.name = "one_step";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 2;
-  for (int r = 0; r < 2; ++r) {
-    GpuProgram g;
-    g.rank = r;
-    g.input_chunks = chunks;
-    g.output_chunks = chunks;
-    Threadblock tb;
-    if (r == 0) {
-      tb.send_peer = 1;
-      tb.steps.push_back(
-          testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
-    } else {
-      tb.recv_peer = 0;
-      tb.steps.push_back(
-          testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
-    }
-    g.threadblocks.push_back(tb);
-    p.gpus.push_back(g);
-  }
+  Program p = two_rank_program("one_step", chunks);
+  Threadblock sender, receiver;
+  sender.send_peer = 1;
+  sender.steps.push_back(
+      testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
+  receiver.recv_peer = 0;
+  receiver.steps.push_back(
+      testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0, chunks));
+  p.gpus[0].threadblocks.push_back(sender);
+  p.gpus[1].threadblocks.push_back(receiver);
   return p;
 }
 
