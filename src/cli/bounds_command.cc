@@ -107,7 +107,8 @@ void add_bounds_command(CLI::App& app, CommandResult& result) {
       ->check(kPositive);
   cmd->add_option("--root", o->root, "Root of a rooted collective")->capture_default_str();
   cmd->add_option("--proto", o->protocol,
-                  "Scale alpha and beta by this protocol's factors (Simple, LL, LL128)")
+                  "Scale alpha and beta by this protocol's factors and charge alpha per FIFO slot "
+                  "of it (Simple, LL, LL128)")
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print one ccsynth-bounds JSON document");
   add_csv_flag(cmd, o->csv, "size");
