@@ -794,10 +794,10 @@ struct Spray {
 };
 
 // Per MB of a rank's data on N nodes of n ranks, a rank's cross-node port carries
-// (N-1)(1 + (n-1) s / k) and its in-node port (n-1)(1 + (N-1)(1 - s / k)) each way: the divisor
-// k of `chunks` (up to 64) and the s that make the busier of the two the least loaded.
-// k of them must divide `chunks` (0: any k); of equally balanced ones, the most trees (more
-// concurrent transfers, each tree on its own channel) or, with `fewest`, the fewest.
+// (N-1)(1 + (n-1) s / k) and its in-node port (n-1)(1 + (N-1)(1 - s / k)) each way: the k (up
+// to kMaxSprayTrees, dividing `chunks` unless it is 0) and s that make the busier of the two
+// the least loaded; of equally balanced ones the most trees (more concurrent transfers, each
+// tree on its own channel) or, with `fewest`, the fewest.
 Spray best_spray(const Hierarchy& h, const SprayPorts& p, int chunks, bool fewest = false) {
   const double N = static_cast<double>(h.nodes.size()), n = static_cast<double>(h.rails.size());
   Spray best;
@@ -996,7 +996,9 @@ class TreesBuilder {
     m.algorithm =
         allgather_down_trees(p, make_collective(CollectiveKind::kAllGather, t_.num_ranks, chunks_),
                              LaneCounter::channel_per_tree(t_, transposed, kSprayChannels));
-    for (ChunkOp& op : m.algorithm.ops) op.channel += channel0;
+    for (ChunkOp& op : m.algorithm.ops) {
+      if (op.channel >= 0) op.channel += channel0;
+    }
     if (transposed) m.algorithm = invert(m.algorithm);
     m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
     m.max_depth = p.max_depth;
@@ -1049,8 +1051,8 @@ class TreesBuilder {
 Hierarchy hierarchy_for(const Topology& t, int split) {
   if (split < -1 || split > 2) {
     throw UserError("", "split",
-                    "must be -1 (flat or hierarchical), 0 (flat), 1 (hierarchical) or 2 (spray), "
-                    "not " +
+                    "must be -1 (whichever packs fastest), 0 (flat), 1 (hierarchical) or 2 "
+                    "(spray), not " +
                         std::to_string(split));
   }
   if (split == 0) return {};
