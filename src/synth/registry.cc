@@ -197,7 +197,8 @@ const char* split_name(TreesSplit split) {
   switch (split) {
     case TreesSplit::kFlat: return "flat";
     case TreesSplit::kHierarchical: return "hierarchical";
-    default: return "spray";
+    case TreesSplit::kSpray: return "spray";
+    default: return "dims";
   }
 }
 
@@ -216,11 +217,13 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
                         "{:.4f}x the port bound, depth {}, {:.3f} s",
                         split_name(r.split), r.trees_per_root, r.pieces, r.rails ? ", rails" : "",
                         r.bottleneck_ratio, r.max_depth, seconds));
-  if (const int best = spray_trees_per_root(topology);
-      r.split == TreesSplit::kSpray && r.trees_per_root % best != 0) {
-    report(o, fmt::format("trees: the spray split balances the ports best with {} trees per root "
+  const int best = r.split == TreesSplit::kSpray  ? spray_trees_per_root(topology)
+                   : r.split == TreesSplit::kDims ? dims_trees_per_root(topology)
+                                                  : 0;
+  if (best > 0 && r.trees_per_root % best != 0) {
+    report(o, fmt::format("trees: the {} split balances the ports best with {} trees per root "
                           "(--chunks a multiple of {})",
-                          best, best));
+                          split_name(r.split), best, best));
   }
   SynthResult out;
   out.status = SynthStatus::kFeasible;  // greedy packing: no optimality claim
@@ -231,6 +234,7 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
                {"flat_packed_us", r.flat_packed_us},
                {"hier_packed_us", r.hier_packed_us},
                {"spray_packed_us", r.spray_packed_us},
+               {"dims_packed_us", r.dims_packed_us},
                {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
                {"max_depth", r.max_depth},
                {"packed_bandwidth_us", r.packed_us},
@@ -259,8 +263,10 @@ Synthesizer trees_synthesizer() {
       {"split", ParamKind::kInt,
        "0: trees over all ranks; 1: hierarchical (rails across the nodes, then inside every "
        "node); 2: spray (rails plus direct sends that balance the NICs and the in-node switch; "
-       "a NIC per GPU, chunks a multiple of the trees per root it reports best); default: "
-       "whichever applies and packs fastest",
+       "a NIC per GPU, chunks a multiple of the trees per root it reports best); 3: dimension "
+       "order (a product of 2-3 dimensions such as rfs: trees that cross them in a mix of "
+       "orders balancing their ingress); default: whichever applies and packs fastest (dimension "
+       "order for allgather only)",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;

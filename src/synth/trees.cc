@@ -22,6 +22,7 @@
 #include "ccsynth/core/graph.h"
 #include "ccsynth/core/units.h"
 #include "ccsynth/synth/combine.h"
+#include "trees_dims.h"
 
 namespace ccsynth::synth {
 
@@ -39,6 +40,12 @@ constexpr int kManyRanks = 256;
 // reducescatter 1.029x; 32: 1.006x and 1.076x, a slice through a port shared by more
 // transfers taking longer to drain; 8: 1.16x and 1.03x.)
 constexpr int kSprayChannels = 16;
+// Channels of the dimension-order split on a connection (a tree each, then in turn): the
+// executor dialect's 32. Its trees of 1-4 hops meet many others on every link, and trees that
+// share a threadblock move slice by slice in step (the runtime runs a threadblock's steps per
+// slice), so more channels keep the early hops from waiting for the late ones (rfs:4x4x4
+// allgather at 1 GiB, 15 trees per root: 8 channels 1.11x the bound, 16 1.26x, 32 1.008x).
+constexpr int kDimsChannels = 32;
 // Most trees per root the spray split uses (k in best_spray).
 constexpr int kMaxSprayTrees = 64;
 // Pipeline pieces per tree of the default chunk count up to kManyRanks ranks; above, one (the
@@ -365,6 +372,30 @@ TreePacking pack_into(const Topology& topology, int trees_per_root, const PackOp
     out.max_depth = std::max(out.max_depth, *std::max_element(depth.begin(), depth.end()));
   }
   return out;
+}
+
+// Fills the bottleneck and the per-rank port bound of explicitly built trees (every edge a
+// connection of the topology), as pack_trees reports them for its own.
+void tally_packing(const Topology& t, TreePacking& packing) {
+  ResourceTable table;
+  const PackGraph g = build_graph(t, false, false, {}, table);
+  std::unordered_map<int64_t, int> edge_of;
+  for (size_t e = 0; e < g.edges.size(); ++e)
+    edge_of[static_cast<int64_t>(g.edges[e].src) * t.num_ranks + g.edges[e].dst] =
+        static_cast<int>(e);
+  std::vector<double> load(g.capacity.size(), 0);
+  for (const std::vector<int>& parent : packing.parents) {
+    for (int v = 0; v < t.num_ranks; ++v) {
+      if (parent[v] < 0) continue;
+      const auto it = edge_of.find(static_cast<int64_t>(parent[v]) * t.num_ranks + v);
+      CCSYNTH_CHECK(it != edge_of.end()) << "tree edge " << parent[v] << "->" << v;
+      for (int r : g.edges[it->second].resources) load[r] += 1;
+    }
+  }
+  packing.bottleneck_us_per_mb = 0;
+  for (size_t r = 0; r < load.size(); ++r)
+    packing.bottleneck_us_per_mb = std::max(packing.bottleneck_us_per_mb, load[r] / g.capacity[r]);
+  packing.port_bound_us_per_mb = port_bound(g, packing.trees_per_root);
 }
 
 // Channel hints for tree edges: trees sharing a link of L lanes take channels 0..L-1 in turn,
@@ -914,6 +945,11 @@ int spray_trees_per_root(const Topology& topology) {
   return ports.applies() ? best_spray(h, ports, 0, true).trees : 0;
 }
 
+int dims_trees_per_root(const Topology& topology) {
+  const detail::TreeDimensions dims = detail::tree_dimensions(topology);
+  return dims.applies() ? detail::best_dims_mix(dims, 0).trees : 0;
+}
+
 int default_chunks_per_rank(const Topology& topology) {
   return best_trees_per_root(topology) * (topology.num_ranks > kManyRanks ? 1 : kDefaultPieces);
 }
@@ -990,22 +1026,37 @@ class TreesBuilder {
   // their own transpose's mirror: every port carries the same both ways).
   // `channel0`: the first channel (an allreduce's allgather after its reducescatter's).
   Made spray(bool transposed, const Hierarchy& h, const SprayPorts& ports, int channel0) const {
-    const Spray best = best_spray(h, ports, chunks_);
-    const TreePacking p = spray_packing(t_, h, ports, best);
+    return explicit_trees(transposed, spray_packing(t_, h, ports, best_spray(h, ports, chunks_)),
+                          channel0, kSprayChannels);
+  }
+
+  // The allgather down trees built by hand (spray, dims), or (transposed) its inverse; every tree
+  // on a connection on a channel of its own, `channels` of them from `channel0`, then in turn.
+  Made explicit_trees(bool transposed, const TreePacking& p, int channel0, int channels) const {
     Made m;
     m.algorithm =
         allgather_down_trees(p, make_collective(CollectiveKind::kAllGather, t_.num_ranks, chunks_),
-                             LaneCounter::channel_per_tree(t_, transposed, kSprayChannels));
+                             LaneCounter::channel_per_tree(t_, transposed, channels));
     for (ChunkOp& op : m.algorithm.ops) {
       if (op.channel >= 0) op.channel += channel0;
     }
     if (transposed) m.algorithm = invert(m.algorithm);
     m.estimate_us = ListScheduler(m.algorithm, t_, chunk_bytes_).run();
     m.max_depth = p.max_depth;
-    m.trees_per_root = best.trees;
+    m.trees_per_root = p.trees_per_root;
     m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
-    m.packed_us = p.bottleneck_us_per_mb * chunks_ / best.trees * chunk_bytes_ / kBytesPerMb;
+    m.packed_us = p.bottleneck_us_per_mb * chunks_ / p.trees_per_root * chunk_bytes_ / kBytesPerMb;
     return m;
+  }
+
+  // The dimension-order split's allgather, or (transposed) its inverse: the trees' edges join
+  // ranks of one group, whose connections go both ways at the same bandwidth. `channel0` as for
+  // spray; `channels` per connection (kDimsChannels, half of it in an allreduce).
+  Made dims(bool transposed, const detail::TreeDimensions& dims, int channel0, int channels) const {
+    const detail::DimsMix mix = detail::best_dims_mix(dims, chunks_);
+    TreePacking p = detail::dims_trees(t_, dims, mix);
+    tally_packing(t_, p);
+    return explicit_trees(transposed, p, channel0, channels);
   }
 
   // Allreduce as `rs` then `ag`, with its list schedule.
@@ -1049,13 +1100,13 @@ class TreesBuilder {
 // empty where the flat split is asked for or the hierarchical one does not apply. UserError for
 // an unknown value, or 1 or 2 on a topology without 2 or more equal nodes of 2 or more ranks.
 Hierarchy hierarchy_for(const Topology& t, int split) {
-  if (split < -1 || split > 2) {
+  if (split < -1 || split > 3) {
     throw UserError("", "split",
-                    "must be -1 (whichever packs fastest), 0 (flat), 1 (hierarchical) or 2 "
-                    "(spray), not " +
+                    "must be -1 (whichever packs fastest), 0 (flat), 1 (hierarchical), 2 "
+                    "(spray) or 3 (dimension order), not " +
                         std::to_string(split));
   }
-  if (split == 0) return {};
+  if (split == 0 || split == 3) return {};
   Hierarchy h = hierarchy_of(t);
   if (split >= 1 && !h.applies()) {
     throw UserError("", "split",
@@ -1094,7 +1145,7 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   }
   const bool rails = o.rails < 0 ? uses_rails_by_default(topology) : o.rails != 0;
   const Hierarchy h = hierarchy_for(topology, o.split);
-  const bool flat_too = o.split != 1 && o.split != 2;
+  const bool flat_too = o.split == -1 || o.split == 0;
   const int k = flat_too ? choose_trees(topology, chunks, o, rails) : 1;
   check_inputs(topology, c, k);
   const TreesBuilder build(topology, c, o, rails);
@@ -1113,7 +1164,21 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
                     "than one switch over all ranks with a port per rank; " +
                         topology.name + " has not");
   }
-  std::optional<Made> flat, hier, spray;
+  // By default the dimension-order split competes for allgather only: its reducescatter (and
+  // allreduce) packs better than the flat trees on rfs:4x4x4 but simulates slower at 1 GiB
+  // (1.34x against 1.29x the bound): reductions climb its 4-hop in-trees slice by slice, and 16
+  // MiB shards leave a tree's chunk a few slices to fill them with (docs/trees.md).
+  const bool dims_by_default = o.split == -1 && c.kind == CollectiveKind::kAllGather;
+  const detail::TreeDimensions dims = dims_by_default || o.split == 3
+                                          ? detail::tree_dimensions(topology)
+                                          : detail::TreeDimensions{};
+  if (o.split == 3 && !dims.applies()) {
+    throw UserError("", "split",
+                    "the dimension-order split needs a product of 2 or 3 dimensions (connections "
+                    "of one kind and bandwidth forming equal fully connected groups or rings); " +
+                        topology.name + " is not one");
+  }
+  std::optional<Made> flat, hier, spray, by_dims;
   if (flat_too) flat = make([&](bool transposed) { return build.flat(transposed, k); });
   if (h.applies() && o.split != 2) {
     try {
@@ -1132,22 +1197,32 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
       return build.spray(transposed, h, ports, transposed ? 0 : ag_channel0);
     });
   }
-  // Flat, then the hierarchical and the spray split each where its packing is faster than the
-  // one chosen so far by more than 0.5% (or it alone is asked for).
+  if (dims.applies()) {
+    // An allreduce's two phases on channels apart, as the spray split's.
+    const int channels = c.kind == CollectiveKind::kAllReduce ? kDimsChannels / 2 : kDimsChannels;
+    const int ag_channel0 = c.kind == CollectiveKind::kAllReduce ? channels : 0;
+    by_dims = make([&](bool transposed) {
+      return build.dims(transposed, dims, transposed ? 0 : ag_channel0, channels);
+    });
+  }
+  // Flat, then the hierarchical, the spray and the dimension-order split each where its packing
+  // is faster than the one chosen so far by more than 0.5% (or it alone is asked for).
   Made* best = flat ? &*flat : nullptr;
   TreesSplit split = TreesSplit::kFlat;
   for (auto [made, kind] :
-       {std::pair{&hier, TreesSplit::kHierarchical}, std::pair{&spray, TreesSplit::kSpray}}) {
+       {std::pair{&hier, TreesSplit::kHierarchical}, std::pair{&spray, TreesSplit::kSpray},
+        std::pair{&by_dims, TreesSplit::kDims}}) {
     if (*made && (!best || (*made)->packed_us < best->packed_us * 0.995)) {
       best = &**made;
       split = kind;
     }
   }
   TreesResult r = result_of(std::move(*best), split, topology, c);
-  r.rails = rails && split != TreesSplit::kSpray;
+  r.rails = rails && (split == TreesSplit::kFlat || split == TreesSplit::kHierarchical);
   r.flat_packed_us = flat ? flat->packed_us : 0;
   r.hier_packed_us = hier ? hier->packed_us : 0;
   r.spray_packed_us = spray ? spray->packed_us : 0;
+  r.dims_packed_us = by_dims ? by_dims->packed_us : 0;
   return r;
 }
 

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -192,6 +194,19 @@ TreesOptions options_at(int64_t bytes, int split) {
   return o;
 }
 
+// `c` by the trees method with split `split` asked for: it is used, with one tree per chunk,
+// exactly at the per-rank port bound, and the algorithm verifies.
+TreesResult balanced_split(const Topology& t, const Collective& c, int64_t bytes,
+                           TreesSplit split) {
+  const TreesResult r = synthesize_trees(t, c, options_at(bytes, static_cast<int>(split)));
+  EXPECT_EQ(r.split, split);
+  EXPECT_EQ(r.trees_per_root, c.chunks_per_rank);
+  EXPECT_NEAR(r.bottleneck_ratio, 1.0, 1e-9);
+  const verify::VerifyReport report = verify::verify_algorithm(r.algorithm, &t);
+  if (!report.ok()) ADD_FAILURE() << c.name << ": " << report.summary();
+  return r;
+}
+
 // The hierarchical split: ops between nodes join ranks of one local index (a rail), ops inside
 // a node use no switch that joins nodes, and the algorithm verifies before and after
 // compilation for every collective, on NVSwitch nodes (ndv4x2) and NVLink nodes with one IB
@@ -320,12 +335,8 @@ TEST(Trees, SpraySplitBalancesTheNicAndTheNvswitch) {
   for (const CollectiveKind kind :
        {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
     const Collective c = make_collective(kind, t.num_ranks, 14);
-    const TreesResult r = synthesize_trees(t, c, options_at(bytes, 2));
-    ASSERT_EQ(r.split, TreesSplit::kSpray);
-    EXPECT_EQ(r.trees_per_root, 14);
-    EXPECT_NEAR(r.bottleneck_ratio, 1.0, 1e-9);
-    const verify::VerifyReport report = verify::verify_algorithm(r.algorithm, &t);
-    ASSERT_TRUE(report.ok()) << to_string(kind) << ": " << report.summary();
+    const TreesResult r = balanced_split(t, c, bytes, TreesSplit::kSpray);
+    ASSERT_FALSE(HasFailure()) << to_string(kind);
     if (kind == CollectiveKind::kAllGather) {
       std::vector<int> nic(t.num_ranks, 0), nvswitch(t.num_ranks, 0);
       for (const ChunkOp& op : r.algorithm.ops) {
@@ -347,6 +358,65 @@ TEST(Trees, SpraySplitBalancesTheNicAndTheNvswitch) {
     // 1.031x).
     const double target = kind == CollectiveKind::kAllReduce ? 1.05 : 1.03;
     EXPECT_LT(sim::simulate(program, t, bytes).time_us / bound, target) << to_string(kind);
+  }
+}
+
+// The dimension-order split on rfs:4x4x4 (rank i + 4j + 16k: a ring over i at 200 GB/s, fully
+// connected over j at 100 GB/s, a switch over k at 50 GB/s): 15 trees per root, 6 crossing the
+// dimensions switch-ring-fc, 7 switch-fc-ring, 2 fc-switch-ring, load every dimension's ingress
+// in proportion to its bandwidth (per rank: 504 ring, 378 fc, 63 switch receives of 945) and
+// both ring links alike; every collective verifies.
+TEST(Trees, DimensionOrderSplitBalancesEveryDimension) {
+  for (const std::string name : {"dgx1", "dgx2x2", "mesh2d:8x8", "dragonfly:4x4"})
+    EXPECT_EQ(dims_trees_per_root(topologies::make_builtin(name)), 0) << name;
+  EXPECT_GT(dims_trees_per_root(topologies::make_builtin("torus2d:4x8@gbps=50/100")), 0);
+  const Topology t = topologies::make_builtin("rfs:4x4x4");
+  ASSERT_EQ(dims_trees_per_root(t), 15);
+  const int64_t bytes = int64_t{64} << 20;
+  for (const CollectiveKind kind :
+       {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter, CollectiveKind::kAllReduce}) {
+    const Collective c = make_collective(kind, t.num_ranks, 15);
+    const TreesResult r = balanced_split(t, c, bytes, TreesSplit::kDims);
+    ASSERT_FALSE(HasFailure()) << to_string(kind);
+    EXPECT_EQ(r.max_depth, 4);  // one hop per dimension, two round the ring
+    if (kind != CollectiveKind::kAllGather) continue;
+    std::vector<std::vector<int>> received(3, std::vector<int>(t.num_ranks, 0));
+    std::map<std::pair<int, int>, int> on_ring_link;
+    for (const ChunkOp& op : r.algorithm.ops) {
+      const int diff = std::abs(op.src - op.dst);
+      const int dim = diff < 4 ? 0 : diff < 16 ? 1 : 2;
+      ++received[dim][op.dst];
+      if (dim == 0) ++on_ring_link[{op.src, op.dst}];
+      EXPECT_LE(op.channel, 31);
+    }
+    for (int rank = 0; rank < t.num_ranks; ++rank) {
+      EXPECT_EQ(received[0][rank], 504) << rank;
+      EXPECT_EQ(received[1][rank], 378) << rank;
+      EXPECT_EQ(received[2][rank], 63) << rank;
+    }
+    for (const auto& [link, ops] : on_ring_link)
+      EXPECT_EQ(ops, 252) << link.first << "->" << link.second;
+    // Simulated at 64 MiB (1.11x; 1.008x at 1 GiB, trees_bench): the fill of its 4-hop trees.
+    compiler::CompileOptions options;
+    options.fuse = false;
+    const Program program = compiler::compile(r.algorithm, options);
+    EXPECT_TRUE(verify::verify_program(program, {&c, 8}).ok());
+    const double bound =
+        sim::lower_bound(t, c, bytes, sim::bound_options_for(t, Protocol::kSimple)).lower_bound_us;
+    EXPECT_LT(sim::simulate(program, t, bytes).time_us / bound, 1.15);
+  }
+  // By default it competes for allgather only (docs/trees.md).
+  const Collective ag = make_collective(CollectiveKind::kAllGather, t.num_ranks, 15);
+  EXPECT_EQ(synthesize_trees(t, ag, options_at(bytes, -1)).split, TreesSplit::kDims);
+  const Collective rs = make_collective(CollectiveKind::kReduceScatter, t.num_ranks, 15);
+  EXPECT_NE(synthesize_trees(t, rs, options_at(bytes, -1)).split, TreesSplit::kDims);
+  const Topology dgx1 = topologies::make_builtin("dgx1");
+  const Collective dgx1_ag = make_collective(CollectiveKind::kAllGather, dgx1.num_ranks, 15);
+  try {
+    synthesize_trees(dgx1, dgx1_ag, options_at(bytes, 3));
+    ADD_FAILURE() << "dgx1 is not a product of dimensions";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("dimension-order"), std::string::npos) << e.what();
   }
 }
 

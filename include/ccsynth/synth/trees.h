@@ -70,6 +70,11 @@ int best_trees_per_root(const Topology& topology, int max_trees = 0);
 /// does not apply. The chunks per rank should be a multiple of it.
 int spray_trees_per_root(const Topology& topology);
 
+/// Trees per root of the dimension-order split (TreesSplit::kDims): the fewest (up to 32) whose
+/// mix of dimension orders balances the dimensions' ingress best, or 0 where the topology is
+/// not a product of 2 or 3 dimensions. The chunks per rank should be a multiple of it.
+int dims_trees_per_root(const Topology& topology);
+
 /// The method's default chunks per rank: best_trees_per_root() x 4 pipeline pieces, or x 1
 /// above 256 ranks.
 int default_chunks_per_rank(const Topology& topology);
@@ -83,9 +88,10 @@ struct TreesOptions {
   /// (uses_rails_by_default).
   int rails = -1;
   /// TreesSplit: -1 (default) whichever of those that apply packs fastest, 0 flat, 1
-  /// hierarchical, 2 spray. UserError for 1 or 2 unless the topology has 2 or more nodes of
-  /// equal size >= 2, and for 2 unless each node has its own switch, faster than a switch over
-  /// all ranks with a port per rank.
+  /// hierarchical, 2 spray, 3 dimension order. UserError for 1 or 2 unless the topology has 2
+  /// or more nodes of equal size >= 2, for 2 unless each node has its own switch, faster than a
+  /// switch over all ranks with a port per rank, and for 3 unless the topology is a product of
+  /// 2 or 3 dimensions (tree_dimensions in docs/trees.md).
   int split = -1;
 };
 
@@ -97,6 +103,9 @@ enum class TreesSplit {
   kSpray,  // one tree per piece: a root's node peers and rail peers directly, the rail peers'
            // node peers through them, some of those straight from the root, as many as
            // balance the in-node and the cross-node ports (docs/trees.md "The spray split")
+  kDims,   // on a product of dimensions (rfs: ring x fully connected x switch), trees that
+           // cross the dimensions one after the other, in a mix of orders that balances every
+           // dimension's ingress (docs/trees.md "The dimension-order split")
 };
 
 /// Whether some switch of `topology` joins ranks of 3 or more nodes: there rails (a ring of
@@ -123,6 +132,7 @@ struct TreesResult {
   double flat_packed_us = 0;
   double hier_packed_us = 0;
   double spray_packed_us = 0;
+  double dims_packed_us = 0;
 };
 
 /// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split
