@@ -231,6 +231,10 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
     if (const int spray = synth::spray_trees_per_root(r.topology); spray > 0)
       add(fmt::format("trees_s_c{}", spray),
           run_method(r, "trees", spray, r.sizes.back(), {{"split", 2}}));
+    // A product of dimensions (rfs): the dimension-order split, one piece per tree.
+    if (const int dims = synth::dims_trees_per_root(r.topology); dims > 0)
+      add(fmt::format("trees_d_c{}", dims),
+          run_method(r, "trees", dims, r.sizes.back(), {{"split", 3}}));
   }
   if (!skipped(r, "tacos")) {
     // TACOS's greedy matching depends on the chunk size: synthesized for the ends and the middle.
