@@ -23,9 +23,8 @@ using ConnectionClass = std::pair<bool, int64_t>;
 
 ConnectionClass class_of(const Topology& t, const Connection& c) {
   const bool through_switch = c.switch_index >= 0;
-  const double mb_per_us = through_switch
-                               ? 1.0 / t.switches[c.switch_index].port_beta_us_per_mb
-                               : c.lanes / c.beta_us_per_mb;
+  const double mb_per_us = through_switch ? 1.0 / t.switches[c.switch_index].port_beta_us_per_mb
+                                          : c.lanes / c.beta_us_per_mb;
   return {through_switch, std::llround(mb_per_us * 1e6)};
 }
 
