@@ -374,8 +374,8 @@ TreePacking pack_into(const Topology& topology, int trees_per_root, const PackOp
   return out;
 }
 
-// Fills the bottleneck and the per-rank port bound of explicitly built trees (every edge a
-// connection of the topology), as pack_trees reports them for its own.
+// Fills the bottleneck, the per-rank port bound and the deepest tree of explicitly built trees
+// (every edge a connection of the topology), as pack_trees reports them for its own.
 void tally_packing(const Topology& t, TreePacking& packing) {
   ResourceTable table;
   const PackGraph g = build_graph(t, false, false, {}, table);
@@ -384,7 +384,10 @@ void tally_packing(const Topology& t, TreePacking& packing) {
     edge_of[static_cast<int64_t>(g.edges[e].src) * t.num_ranks + g.edges[e].dst] =
         static_cast<int>(e);
   std::vector<double> load(g.capacity.size(), 0);
+  packing.max_depth = 0;
   for (const std::vector<int>& parent : packing.parents) {
+    const std::vector<int> depth = depths(parent);
+    packing.max_depth = std::max(packing.max_depth, *std::max_element(depth.begin(), depth.end()));
     for (int v = 0; v < t.num_ranks; ++v) {
       if (parent[v] < 0) continue;
       const auto it = edge_of.find(static_cast<int64_t>(parent[v]) * t.num_ranks + v);
@@ -976,7 +979,8 @@ class TreesBuilder {
         chunks_(c.chunks_per_rank),
         chunk_bytes_(static_cast<double>(o.bytes) / c.input_chunks),
         refine_(o.refine_passes),
-        rails_(rails) {}
+        rails_(rails),
+        allreduce_(c.kind == CollectiveKind::kAllReduce) {}
 
   // An allgather down out-trees over all ranks, or (transposed) the inverse of one down
   // in-trees, where reductions flow up to every root; k trees per root.
@@ -1024,15 +1028,17 @@ class TreesBuilder {
 
   // The spray split's allgather, or (transposed) its inverse, a reducescatter (the trees are
   // their own transpose's mirror: every port carries the same both ways).
-  // `channel0`: the first channel (an allreduce's allgather after its reducescatter's).
-  Made spray(bool transposed, const Hierarchy& h, const SprayPorts& ports, int channel0) const {
+  Made spray(bool transposed, const Hierarchy& h, const SprayPorts& ports) const {
     return explicit_trees(transposed, spray_packing(t_, h, ports, best_spray(h, ports, chunks_)),
-                          channel0, kSprayChannels);
+                          kSprayChannels);
   }
 
   // The allgather down trees built by hand (spray, dims), or (transposed) its inverse; every tree
-  // on a connection on a channel of its own, `channels` of them from `channel0`, then in turn.
-  Made explicit_trees(bool transposed, const TreePacking& p, int channel0, int channels) const {
+  // on a connection on a channel of its own, `channels` of them, then in turn. An allreduce's
+  // allgather takes the `channels` after its reducescatter's: in a threadblock shared with the
+  // reducescatter, a slice's allgather step would hold back the next slice's reduction.
+  Made explicit_trees(bool transposed, const TreePacking& p, int channels) const {
+    const int channel0 = allreduce_ && !transposed ? channels : 0;
     Made m;
     m.algorithm =
         allgather_down_trees(p, make_collective(CollectiveKind::kAllGather, t_.num_ranks, chunks_),
@@ -1050,13 +1056,12 @@ class TreesBuilder {
   }
 
   // The dimension-order split's allgather, or (transposed) its inverse: the trees' edges join
-  // ranks of one group, whose connections go both ways at the same bandwidth. `channel0` as for
-  // spray; `channels` per connection (kDimsChannels, half of it in an allreduce).
-  Made dims(bool transposed, const detail::TreeDimensions& dims, int channel0, int channels) const {
-    const detail::DimsMix mix = detail::best_dims_mix(dims, chunks_);
-    TreePacking p = detail::dims_trees(t_, dims, mix);
+  // ranks of one group, whose connections go both ways at the same bandwidth. kDimsChannels per
+  // connection, half each for an allreduce's two phases.
+  Made dims(bool transposed, const detail::TreeDimensions& dims) const {
+    TreePacking p = detail::dims_trees(t_, dims, detail::best_dims_mix(dims, chunks_));
     tally_packing(t_, p);
-    return explicit_trees(transposed, p, channel0, channels);
+    return explicit_trees(transposed, p, allreduce_ ? kDimsChannels / 2 : kDimsChannels);
   }
 
   // Allreduce as `rs` then `ag`, with its list schedule.
@@ -1094,6 +1099,7 @@ class TreesBuilder {
   double chunk_bytes_;
   int refine_;
   bool rails_;
+  bool allreduce_;  // the explicit trees' allgather then on channels after the reducescatter's
 };
 
 // The hierarchy of `t` for split option `split` (-1 auto, 0 flat, 1 hierarchical, 2 spray):
@@ -1189,22 +1195,9 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
         throw UserError("", "split", "the hierarchical split does not apply: " + e.reason());
     }
   }
-  if (ports.applies() && (o.split == -1 || o.split == 2)) {
-    // An allreduce's allgather on channels of its own: in a threadblock shared with the
-    // reducescatter, a slice's allgather step would hold back the next slice's reduction.
-    const int ag_channel0 = c.kind == CollectiveKind::kAllReduce ? kSprayChannels : 0;
-    spray = make([&](bool transposed) {
-      return build.spray(transposed, h, ports, transposed ? 0 : ag_channel0);
-    });
-  }
-  if (dims.applies()) {
-    // An allreduce's two phases on channels apart, as the spray split's.
-    const int channels = c.kind == CollectiveKind::kAllReduce ? kDimsChannels / 2 : kDimsChannels;
-    const int ag_channel0 = c.kind == CollectiveKind::kAllReduce ? channels : 0;
-    by_dims = make([&](bool transposed) {
-      return build.dims(transposed, dims, transposed ? 0 : ag_channel0, channels);
-    });
-  }
+  if (ports.applies() && (o.split == -1 || o.split == 2))
+    spray = make([&](bool transposed) { return build.spray(transposed, h, ports); });
+  if (dims.applies()) by_dims = make([&](bool transposed) { return build.dims(transposed, dims); });
   // Flat, then the hierarchical, the spray and the dimension-order split each where its packing
   // is faster than the one chosen so far by more than 0.5% (or it alone is asked for).
   Made* best = flat ? &*flat : nullptr;

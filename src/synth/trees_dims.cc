@@ -271,11 +271,6 @@ TreePacking dims_trees(const Topology& t, const TreeDimensions& dims, const Dims
         }
         CCSYNTH_CHECK(static_cast<int>(reached.size()) == t.num_ranks)
             << "the dimensions of " << t.name << " do not span it";
-        for (int v = 0; v < t.num_ranks; ++v) {
-          int depth = 0;
-          for (int u = v; parent[u] >= 0; u = parent[u]) ++depth;
-          out.max_depth = std::max(out.max_depth, depth);
-        }
         out.parents.push_back(std::move(parent));
       }
     }

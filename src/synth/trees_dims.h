@@ -48,7 +48,7 @@ DimsMix best_dims_mix(const TreeDimensions& dims, int chunks);
 
 /// The trees of `mix`: tree j of root r crosses the dimensions in its order, every rank reached
 /// so far sending down its own group's tree (a star, or both ways round a ring, the antipode
-/// from alternating sides). Fills parents, trees_per_root and max_depth.
+/// from alternating sides). Fills parents and trees_per_root; trees.cc tallies the figures.
 TreePacking dims_trees(const Topology& t, const TreeDimensions& dims, const DimsMix& mix);
 
 /// Most trees per root best_dims_mix considers.
