@@ -198,6 +198,7 @@ const char* split_name(TreesSplit split) {
     case TreesSplit::kFlat: return "flat";
     case TreesSplit::kHierarchical: return "hierarchical";
     case TreesSplit::kSpray: return "spray";
+    case TreesSplit::kJoint: return "joint";
     default: return "dims";
   }
 }
@@ -235,6 +236,7 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
                {"hier_packed_us", r.hier_packed_us},
                {"spray_packed_us", r.spray_packed_us},
                {"dims_packed_us", r.dims_packed_us},
+               {"joint_packed_us", r.joint_packed_us},
                {"bottleneck_ratio_to_port_bound", r.bottleneck_ratio},
                {"max_depth", r.max_depth},
                {"packed_bandwidth_us", r.packed_us},
@@ -265,8 +267,9 @@ Synthesizer trees_synthesizer() {
        "node); 2: spray (rails plus direct sends that balance the NICs and the in-node switch; "
        "a NIC per GPU, chunks a multiple of the trees per root it reports best); 3: dimension "
        "order (a product of 2-3 dimensions such as rfs: trees that cross them in a mix of "
-       "orders balancing their ingress); default: whichever applies and packs fastest (dimension "
-       "order for allgather only)",
+       "orders balancing their ingress); 4: joint (allreduce: flat trees whose two phases are "
+       "packed together and overlap, on channels of their own); default: whichever applies "
+       "and packs fastest (dimension order for allgather only)",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   s.run = run_trees;

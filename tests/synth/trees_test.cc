@@ -265,8 +265,9 @@ TEST(Trees, HierarchicalSplitBeatsFlatOnDgx2x2) {
 // The default split compares the packed times (each > 0 where the split applies) and takes the
 // hierarchical one only when it packs faster than the flat one by more than 0.5%, and the spray
 // split (a NIC per GPU: ndv4x2, not dgx2x2) only when it packs faster than that by more than
-// 0.5%; one node, or a rail without a cross-node connection (ndv2x2: only GPUs 0 and 1 reach
-// the IB switch), leaves the flat one.
+// 0.5%, and for allreduce the joint split unless it packs slower by more than 0.5%; one node,
+// or a rail without a cross-node connection (ndv2x2: only GPUs 0 and 1 reach the IB switch),
+// leaves the flat one for allgather.
 TEST(Trees, DefaultSplitFollowsThePackedTimes) {
   for (const std::string name : {"ndv4x2", "dgx2x2"}) {
     const Topology t = topologies::make_builtin(name);
@@ -285,6 +286,11 @@ TEST(Trees, DefaultSplitFollowsThePackedTimes) {
       expected = TreesSplit::kSpray;
       packed = r.spray_packed_us;
     }
+    ASSERT_GT(r.joint_packed_us, 0) << name;
+    if (r.joint_packed_us < packed * 1.005) {
+      expected = TreesSplit::kJoint;
+      packed = r.joint_packed_us;
+    }
     EXPECT_EQ(r.split, expected) << name;
     EXPECT_DOUBLE_EQ(r.packed_us, packed) << name;
   }
@@ -299,15 +305,21 @@ TEST(Trees, DefaultSplitFollowsThePackedTimes) {
         synthesize_trees(t, make_collective(CollectiveKind::kAllGather, t.num_ranks, 1), {});
     EXPECT_EQ(r.split, TreesSplit::kFlat) << name;
     EXPECT_EQ(r.hier_packed_us, 0) << name;
+    EXPECT_EQ(r.joint_packed_us, 0) << name;
   }
 }
 
 // Split 1 needs equal nodes (dgx1 has one) whose rails all cross the nodes (ndv2x2's GPUs 2-7
-// have no NIC); split 2 also a NIC port per GPU (dgx2x2's are shared by two GPUs); only -1 to 2
-// exist.
+// have no NIC); split 2 also a NIC port per GPU (dgx2x2's are shared by two GPUs); split 3 a
+// product of dimensions; split 4 an allreduce.
 TEST(Trees, RejectsSplitsThatDoNotApply) {
-  for (const auto& [name, split] : std::vector<std::pair<std::string, int>>{
-           {"dgx1", 1}, {"dgx1", 2}, {"ndv2x2", 1}, {"ndv2x2", 2}, {"dgx2x2", 2}, {"ndv4x2", 3}}) {
+  for (const auto& [name, split] : std::vector<std::pair<std::string, int>>{{"dgx1", 1},
+                                                                            {"dgx1", 2},
+                                                                            {"ndv2x2", 1},
+                                                                            {"ndv2x2", 2},
+                                                                            {"dgx2x2", 2},
+                                                                            {"ndv4x2", 3},
+                                                                            {"dgx1", 4}}) {
     const Topology t = topologies::make_builtin(name);
     TreesOptions o;
     o.split = split;
@@ -418,6 +430,48 @@ TEST(Trees, DimensionOrderSplitBalancesEveryDimension) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("dimension-order"), std::string::npos) << e.what();
   }
+}
+
+// The joint allreduce on mesh2d:8x8 at 1 GiB, two trees per root: the phases packed together
+// load every link within a few percent of the total-traffic bound (each phase alone loads the
+// links near the corners' 2 links far above the rest, and the phases one after the other cost
+// at least twice the corner ranks' ingress bound: 1.75x), the reducescatter runs on channels
+// 0-15 and the allgather on 16-31, and the program simulates at 1.23x the bound against the
+// flat trees' 1.73x (TACOS 1.42x, trees_bench).
+TEST(Trees, JointAllreduceOverlapsItsPhases) {
+  const Topology t = topologies::make_builtin("mesh2d:8x8");
+  const Collective c = make_collective(CollectiveKind::kAllReduce, t.num_ranks, 2);
+  TreesOptions o = options_at(kGiB, static_cast<int>(TreesSplit::kJoint));
+  o.trees_per_root = 2;
+  const TreesResult joint = synthesize_trees(t, c, o);
+  ASSERT_EQ(joint.split, TreesSplit::kJoint);
+  EXPECT_DOUBLE_EQ(joint.packed_us, joint.joint_packed_us);
+  const verify::VerifyReport report = verify::verify_algorithm(joint.algorithm, &t);
+  ASSERT_TRUE(report.ok()) << report.summary();
+  int reduces = 0;
+  for (const ChunkOp& op : joint.algorithm.ops) {
+    const bool reduce = op.kind == OpKind::kReduce;
+    reduces += reduce;
+    EXPECT_GE(op.channel, reduce ? 0 : 16);
+    EXPECT_LT(op.channel, reduce ? 16 : 32);
+  }
+  EXPECT_EQ(reduces, 2 * 64 * 63);  // every in-tree edge once per tree
+  const double bound = sim::lower_bound(t, c, kGiB).lower_bound_us;
+  EXPECT_LT(joint.packed_us / bound, 1.06);
+  o.split = static_cast<int>(TreesSplit::kFlat);
+  const TreesResult flat = synthesize_trees(t, c, o);
+  EXPECT_GT(flat.packed_us / bound, 1.7);  // the phases' sum
+  // In step order without fusion (what `synth` picks for both).
+  auto simulated = [&](const TreesResult& r) {
+    compiler::CompileOptions options;
+    options.fuse = false;
+    const Program program = compiler::compile(r.algorithm, options);
+    EXPECT_TRUE(verify::verify_program(program, {&c, 8}).ok());
+    return sim::simulate(program, t, kGiB).time_us / bound;
+  };
+  const double joint_ratio = simulated(joint);
+  EXPECT_LT(joint_ratio, 1.25);
+  EXPECT_LT(joint_ratio, simulated(flat) * 0.8);
 }
 
 // NVSwitch ports (300 GB/s on ndv4) are faster than one threadblock (25 GB/s): trees sharing a

@@ -88,10 +88,11 @@ struct TreesOptions {
   /// (uses_rails_by_default).
   int rails = -1;
   /// TreesSplit: -1 (default) whichever of those that apply packs fastest, 0 flat, 1
-  /// hierarchical, 2 spray, 3 dimension order. UserError for 1 or 2 unless the topology has 2
-  /// or more nodes of equal size >= 2, for 2 unless each node has its own switch, faster than a
-  /// switch over all ranks with a port per rank, and for 3 unless the topology is a product of
-  /// 2 or 3 dimensions (tree_dimensions in docs/trees.md).
+  /// hierarchical, 2 spray, 3 dimension order, 4 joint. UserError for 1 or 2 unless the
+  /// topology has 2 or more nodes of equal size >= 2, for 2 unless each node has its own
+  /// switch, faster than a switch over all ranks with a port per rank, for 3 unless the
+  /// topology is a product of 2 or 3 dimensions (tree_dimensions in docs/trees.md) and for 4
+  /// unless the collective is an allreduce.
   int split = -1;
 };
 
@@ -106,6 +107,9 @@ enum class TreesSplit {
   kDims,   // on a product of dimensions (rfs: ring x fully connected x switch), trees that
            // cross the dimensions one after the other, in a mix of orders that balances every
            // dimension's ingress (docs/trees.md "The dimension-order split")
+  kJoint,  // allreduce: flat trees whose reducescatter and allgather are packed together and
+           // overlap slice by slice on channels of their own (docs/trees.md "The joint
+           // allreduce")
 };
 
 /// Whether some switch of `topology` joins ranks of 3 or more nodes: there rails (a ring of
@@ -117,11 +121,13 @@ bool uses_rails_by_default(const Topology& topology);
 /// What synthesize_trees made, with the packing's figures for the stats.
 struct TreesResult {
   Algorithm algorithm;
-  int trees_per_root = 0;       // hierarchical split: of the cross-node phase
-  int pieces = 0;               // chunks each tree carries (pipelined)
-  bool rails = false;           // packed with PackOptions::rails
-  double bottleneck_ratio = 0;  // packing bottleneck / per-rank port bound (worst phase)
-  int max_depth = 0;            // deepest tree of any phase
+  int trees_per_root = 0;  // hierarchical split: of the cross-node phase
+  int pieces = 0;          // chunks each tree carries (pipelined)
+  bool rails = false;      // packed with PackOptions::rails
+  /// Packing bottleneck / per-rank port bound (worst phase; the joint split: the bottleneck
+  /// of both phases' bytes over one phase's bound).
+  double bottleneck_ratio = 0;
+  int max_depth = 0;  // deepest tree of any phase
   /// Bandwidth time of the packing at TreesOptions::bytes (every phase's bottleneck resource
   /// busy all the time), and the list schedule's makespan that set the ops' start times.
   double packed_us = 0;
@@ -133,6 +139,7 @@ struct TreesResult {
   double hier_packed_us = 0;
   double spray_packed_us = 0;
   double dims_packed_us = 0;
+  double joint_packed_us = 0;
 };
 
 /// Allgather, reducescatter or allreduce with collective.chunks_per_rank chunks per rank split
