@@ -1000,7 +1000,7 @@ class TreesBuilder {
       m.max_depth = p.max_depth;
       m.trees_per_root = k;
       m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
-      m.packed_us = p.bottleneck_us_per_mb * chunks_ / k * chunk_bytes_ / kBytesPerMb;  // C/k each
+      m.packed_us = packed_time_us(p.bottleneck_us_per_mb, k);
       return m;
     });
   }
@@ -1057,7 +1057,7 @@ class TreesBuilder {
     m.max_depth = p.max_depth;
     m.trees_per_root = p.trees_per_root;
     m.bottleneck_ratio = p.bottleneck_us_per_mb / p.port_bound_us_per_mb;
-    m.packed_us = p.bottleneck_us_per_mb * chunks_ / p.trees_per_root * chunk_bytes_ / kBytesPerMb;
+    m.packed_us = packed_time_us(p.bottleneck_us_per_mb, p.trees_per_root);
     return m;
   }
 
@@ -1087,12 +1087,12 @@ class TreesBuilder {
         rs = pack_on_top(true, k, weight, table, ag_load, rs_load);
         ag = pack_on_top(false, k, weight, table, rs_load, ag_load);
       }
-      const double joint_us = ag.bottleneck_us_per_mb * chunks_ / k * chunk_bytes_ / kBytesPerMb;
+      // The allgather, packed last, sees both phases' load.
+      const double joint_us = packed_time_us(ag.bottleneck_us_per_mb, k);
       if (best && joint_us >= best->packed_us) continue;
       best = allreduce(explicit_trees(true, rs, kDimsChannels / 2),
                        explicit_trees(false, ag, kDimsChannels / 2), c);
       best->packed_us = joint_us;
-      best->trees_per_root = k;
     }
     return *best;
   }
@@ -1113,6 +1113,12 @@ class TreesBuilder {
   }
 
  private:
+  // Bandwidth time of a packing whose busiest resource takes `bottleneck_us_per_mb` per MB of a
+  // tree's data, with `trees` trees per root: each carries chunks / trees chunks.
+  double packed_time_us(double bottleneck_us_per_mb, int trees) const {
+    return bottleneck_us_per_mb * chunks_ / trees * chunk_bytes_ / kBytesPerMb;
+  }
+
   int joint_rounds() const { return t_.num_ranks > kManyRanks ? 1 : kJointRounds; }
 
   // One phase's trees packed on `table` on top of `other` (the other phase's load); `own` is

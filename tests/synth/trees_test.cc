@@ -186,6 +186,17 @@ double simulated_ratio(const Topology& t, const TreesResult& r, int64_t bytes) {
   return sim::simulate(compiler::compile(r.algorithm, options), t, bytes).time_us / bound;
 }
 
+// `r` compiled without fusion in step order (what `synth` picks for the joint and the dims
+// allreduce), its program verified, simulated at `bytes` per rank: the ratio to the bound.
+double verified_step_order_ratio(const Topology& t, const TreesResult& r, int64_t bytes) {
+  compiler::CompileOptions options;
+  options.fuse = false;
+  const Program program = compiler::compile(r.algorithm, options);
+  const Collective& c = r.algorithm.collective;
+  EXPECT_TRUE(verify::verify_program(program, {&c, 8}).ok()) << c.name;
+  return sim::simulate(program, t, bytes).time_us / sim::lower_bound(t, c, bytes).lower_bound_us;
+}
+
 // Trees options for `bytes` per rank and `split` (TreesOptions::split).
 TreesOptions options_at(int64_t bytes, int split) {
   TreesOptions o;
@@ -442,12 +453,7 @@ TEST(Trees, DimensionOrderSplitWithFewTreesFillsItsPipelines) {
     const TreesResult r = synthesize_trees(t, c, options_at(kGiB, 3));
     EXPECT_EQ(r.trees_per_root, chunks);
     EXPECT_NEAR(r.bottleneck_ratio, packed, 1e-3);
-    compiler::CompileOptions options;
-    options.fuse = false;
-    const Program program = compiler::compile(r.algorithm, options);
-    EXPECT_TRUE(verify::verify_program(program, {&c, 8}).ok());
-    const double bound = sim::lower_bound(t, c, kGiB).lower_bound_us;
-    return sim::simulate(program, t, kGiB).time_us / bound;
+    return verified_step_order_ratio(t, r, kGiB);
   };
   const double few = simulated(5, 1.0476);
   EXPECT_LT(few, 1.08);
@@ -483,17 +489,9 @@ TEST(Trees, JointAllreduceOverlapsItsPhases) {
   o.split = static_cast<int>(TreesSplit::kFlat);
   const TreesResult flat = synthesize_trees(t, c, o);
   EXPECT_GT(flat.packed_us / bound, 1.7);  // the phases' sum
-  // In step order without fusion (what `synth` picks for both).
-  auto simulated = [&](const TreesResult& r) {
-    compiler::CompileOptions options;
-    options.fuse = false;
-    const Program program = compiler::compile(r.algorithm, options);
-    EXPECT_TRUE(verify::verify_program(program, {&c, 8}).ok());
-    return sim::simulate(program, t, kGiB).time_us / bound;
-  };
-  const double joint_ratio = simulated(joint);
+  const double joint_ratio = verified_step_order_ratio(t, joint, kGiB);
   EXPECT_LT(joint_ratio, 1.25);
-  EXPECT_LT(joint_ratio, simulated(flat) * 0.8);
+  EXPECT_LT(joint_ratio, verified_step_order_ratio(t, flat, kGiB) * 0.8);
 }
 
 // NVSwitch ports (300 GB/s on ndv4) are faster than one threadblock (25 GB/s): trees sharing a
