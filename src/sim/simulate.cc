@@ -121,6 +121,9 @@ struct alignas(64) TbState {
   int slice = 0;
   int send_conn = -1;
   int recv_conn = -1;
+  // The threadblocks waiting for a step of this one (dependencies): the newest of its
+  // WaiterChunks, -1 for none.
+  int dep_waiters = -1;
   bool busy = false;
   bool waiting_dep = false;
 
@@ -128,6 +131,20 @@ struct alignas(64) TbState {
   int64_t progress() const { return static_cast<int64_t>(slice) * num_steps + step; }
 };
 static_assert(sizeof(TbState) == 64);
+
+// Up to kIds threadblocks waiting for a step of one threadblock, oldest first, and the chunk
+// of the ones that waited before them (-1: none). Chunks come from a pool whose free ones are
+// reused newest first, so they are usually in cache; a threadblock that completes a step reads
+// its waiters from one cache line (a vector per threadblock was two cache misses per completion
+// at thousands of ranks, its header and its buffer; a list through the waiters' own states a
+// miss per waiter, one after the other).
+struct WaiterChunk {
+  static constexpr int kIds = 14;
+  int ids[kIds];
+  int count = 0;
+  int older = -1;
+};
+static_assert(sizeof(WaiterChunk) == 64);
 
 // A sending threadblock's transfer, read only at its sends.
 struct TbTransfer {
@@ -360,7 +377,6 @@ class Simulator {
     record_ = options_.critical_path && instances_ <= kMaxRecordedInstances;
     if (record_) records_.assign(instances_, Record{});
     if (options_.record_timeline) timeline_.emplace(options_.timeline_limit);
-    dep_waiters_.assign(tbs_.size(), {});
   }
 
   void execute() {
@@ -410,11 +426,11 @@ class Simulator {
     const int64_t slice = state.slice;
     const SimStep& step = state.current;
     if (step.dep_tb >= 0) {
-      const TbState& dep = tbs_[step.dep_tb];
+      TbState& dep = tbs_[step.dep_tb];
       // Dependency flags are per slice (docs/formats.md sec. 5): wait for the same slice of the step.
       if (dep.progress() <= slice * dep.num_steps + step.dep_step) {
         if (!state.waiting_dep) {
-          dep_waiters_[step.dep_tb].push_back(tb);
+          add_waiter(dep, tb);
           state.waiting_dep = true;
         }
         return;
@@ -436,6 +452,9 @@ class Simulator {
     const double bytes = step.count * slice_bytes_;
     const double memory_end = now + memory_factor(step.step_type()) * bytes * memory_us_per_byte_;
     state.busy = true;
+    // complete() reads the step after this one, long after the last touch of its cache line.
+    const int next = state.step + 1 < state.num_steps ? state.step + 1 : 0;
+    __builtin_prefetch(&steps_[state.first_step + next]);
     if (!(step.flags & kSendFlag)) {
       finish_at(tb, now, memory_end, pred);
       return;
@@ -595,8 +614,8 @@ class Simulator {
       ++conn.consumed;
       try_advance(conn.sender, now_, id);
     }
-    if (!dep_waiters_[tb].empty()) {
-      waking_.swap(dep_waiters_[tb]);
+    if (state.dep_waiters >= 0) {
+      take_waiters(state);  // those that wait again while these wake start a new list
       for (int waiter : waking_) {
         tbs_[waiter].waiting_dep = false;
         try_advance(waiter, now_, id);
@@ -604,6 +623,39 @@ class Simulator {
       waking_.clear();
     }
     try_advance(tb, now_, id);
+  }
+
+  // Adds `tb` to the threadblocks waiting for a step of `dep`.
+  void add_waiter(TbState& dep, int tb) {
+    if (dep.dep_waiters < 0 || waiter_chunks_[dep.dep_waiters].count == WaiterChunk::kIds) {
+      int chunk = free_waiter_chunk_;
+      if (chunk >= 0) {
+        free_waiter_chunk_ = waiter_chunks_[chunk].older;
+      } else {
+        chunk = static_cast<int>(waiter_chunks_.size());
+        waiter_chunks_.emplace_back();
+      }
+      waiter_chunks_[chunk].count = 0;
+      waiter_chunks_[chunk].older = dep.dep_waiters;
+      dep.dep_waiters = chunk;
+    }
+    WaiterChunk& chunk = waiter_chunks_[dep.dep_waiters];
+    chunk.ids[chunk.count++] = tb;
+  }
+
+  // Moves the waiters of `state` into waking_, oldest first, and frees their chunks.
+  void take_waiters(TbState& state) {
+    const size_t first = waking_.size();
+    for (int chunk = state.dep_waiters; chunk >= 0;) {
+      const WaiterChunk& c = waiter_chunks_[chunk];
+      for (int i = c.count - 1; i >= 0; --i) waking_.push_back(c.ids[i]);
+      const int older = c.older;
+      waiter_chunks_[chunk].older = free_waiter_chunk_;
+      free_waiter_chunk_ = chunk;
+      chunk = older;
+    }
+    std::reverse(waking_.begin() + static_cast<std::ptrdiff_t>(first), waking_.end());
+    state.dep_waiters = -1;
   }
 
   void check_finished() const {
@@ -705,8 +757,9 @@ class Simulator {
   std::vector<TbInfo> info_;
   std::vector<SimStep> steps_;
   std::vector<Conn> conns_;
-  std::vector<std::vector<int>> dep_waiters_;
   std::vector<int> waking_;
+  std::vector<WaiterChunk> waiter_chunks_;  // pool, see WaiterChunk
+  int free_waiter_chunk_ = -1;              // free chunks, linked through `older`
   std::vector<int> freed_groups_;
   BucketedEventQueue events_;
   std::vector<Flow> flows_;      // slots, see Flow

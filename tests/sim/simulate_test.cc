@@ -211,6 +211,65 @@ TEST(Simulate, DependenciesArePerSlice) {
       << r.critical_path.back();
 }
 
+TEST(Simulate, ManyThreadblocksWaitForOneStep) {
+  // Rank 0's tb 0 receives a chunk from rank 1; 20 threadblocks of rank 0 (more than one
+  // WaiterChunk holds) each wait for that receive and then send the chunk to a rank of their
+  // own, all through rank 0's one switch egress port. Two slices: the waiters of the first
+  // slice's receive wait again for the second's.
+  const int fanout = 20;
+  const int n = fanout + 2;
+  Program p;
+  p.name = "fanout";
+  p.collective = CollectiveKind::kCustom;
+  p.num_ranks = n;
+  for (int r = 0; r < n; ++r) {
+    GpuProgram g;
+    g.rank = r;
+    g.input_chunks = 1;
+    g.output_chunks = 1;
+    p.gpus.push_back(g);
+  }
+  Threadblock recv;
+  recv.recv_peer = 1;
+  recv.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0));
+  recv.steps.back().has_dep = true;
+  p.gpus[0].threadblocks.push_back(recv);
+  for (int i = 0; i < fanout; ++i) {
+    Threadblock send;
+    send.id = i + 1;
+    send.send_peer = i + 2;
+    send.steps.push_back(
+        testing::make_step(StepType::kSend, Buffer::kOutput, 0, Buffer::kOutput, 0));
+    send.steps.back().dep_tb = 0;
+    send.steps.back().dep_step = 0;
+    p.gpus[0].threadblocks.push_back(send);
+    Threadblock sink;
+    sink.recv_peer = 0;
+    sink.steps.push_back(
+        testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0));
+    p.gpus[i + 2].threadblocks = {sink};
+  }
+  Threadblock source;
+  source.send_peer = 0;
+  source.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kInput, 0));
+  p.gpus[1].threadblocks = {source};
+  const Topology topo = testing::switch_topology(n, 2.0, 10.0);
+  SimOptions o;
+  o.memory_bandwidth_gbps = 0.0;
+  o.num_slices = 1;
+  const int64_t bytes = 1 << 20;  // one MiB, the "MB" of beta: 10 us through a port
+  const SimResult one = simulate(p, topo, bytes, o);
+  // 1 -> 0 alone (2 + 10 us), then the 20 sends at once through one egress port (2 + 20 x 10).
+  EXPECT_NEAR(one.time_us, (2.0 + 10.0) + (2.0 + fanout * 10.0), 1e-9);
+  EXPECT_EQ(one.events, 2 * (fanout + 1));
+  o.num_slices = 2;
+  const SimResult two = simulate(p, topo, bytes, o);
+  // Half a MB a slice: 1 -> 0 (2 + 5), the 20 sends of slice 0 (2 + 20 x 5), then those of
+  // slice 1, whose receive landed long before.
+  EXPECT_NEAR(two.time_us, (2.0 + 5.0) + 2 * (2.0 + fanout * 5.0), 1e-9);
+  EXPECT_EQ(two.events, 4 * (fanout + 1));
+}
+
 TEST(Simulate, LinkUsageAndUtilization) {
   const int n = 4;
   const Topology topo = ring_topology(n, 0.0, 10.0, /*bidirectional=*/false);
