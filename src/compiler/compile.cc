@@ -20,6 +20,9 @@ namespace ccsynth::compiler {
 
 namespace {
 
+// How every error of a program over the runtime limits starts (over_runtime_limits).
+const std::string kOverLimits = "cannot fit the runtime limits: ";
+
 void check_options(const CompileOptions& o) {
   if (o.instances < 1) throw UserError("", "instances", "must be >= 1");
   if (o.max_channels < 1 || o.max_channels > 32) {
@@ -133,14 +136,14 @@ Lowering::Lowering(const Algorithm& algorithm, const CompileOptions& options)
     state_->ordered = order_by_start_times(algorithm, channels_per_instance(options),
                                            options.max_steps_per_threadblock, &overflow);
     if (!overflow.empty()) {
-      throw UserError("", "program", "cannot fit the runtime limits: " + overflow);
+      throw UserError("", "program", kOverLimits + overflow);
     }
     state_->algorithm = &*state_->ordered;
   }
   validate(algorithm.collective);
   if (const std::string shortfall = step_limit_shortfall(*state_->algorithm, options);
       !shortfall.empty()) {
-    throw UserError("", "program", "cannot fit the runtime limits: " + shortfall);
+    throw UserError("", "program", kOverLimits + shortfall);
   }
   state_->lowered = lower(*state_->algorithm, options, {});
 }
@@ -174,7 +177,7 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
     // threadblock exceeds the runtime's step limit.
     if (const std::string shortfall = channel_capacity_shortfall(lowered, options);
         !shortfall.empty()) {
-      throw UserError("", "program", "cannot fit the runtime limits: " + shortfall);
+      throw UserError("", "program", kOverLimits + shortfall);
     }
     std::string violation;
     bool relower = false;
@@ -201,9 +204,8 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
       } catch (const UserError& e) {
         if (violation.empty()) throw;
         // More channels per connection cannot help any more: report both reasons.
-        throw UserError(
-            "", "program",
-            "cannot fit the runtime limits: " + violation + "; with more channels: " + e.reason());
+        throw UserError("", "program",
+                        kOverLimits + violation + "; with more channels: " + e.reason());
       }
       if (!program) {
         relower = true;
@@ -216,9 +218,17 @@ Program compile(const Lowering& lowering, const CompileOptions& options) {
           capacities, at, longest_threadblock(*program), options.max_steps_per_threadblock,
           shortening_capacity(*program, lowered, capacity, options.max_steps_per_threadblock));
     }
-    if (!relower) throw UserError("", "program", "cannot fit the runtime limits: " + violation);
+    if (!relower) throw UserError("", "program", kOverLimits + violation);
     relowered = lower(algorithm, options, relocations);
   }
+}
+
+std::string runtime_limits_violation(const UserError& error) {
+  if (error.field() == "program" && error.reason().rfind(kOverLimits, 0) == 0) {
+    return error.reason().substr(kOverLimits.size());
+  }
+  // assign_channels says "channels" where a pair's transfers need more channels than there are.
+  return error.field() == "channels" ? error.reason() : "";
 }
 
 }  // namespace ccsynth::compiler

@@ -103,23 +103,65 @@ compiler::CompileOptions compile_options(const PlanRequest& request) {
   return options;
 }
 
+namespace {
+
+// The chunk count to try after `error` stopped the evaluation of `collective`, or 0: only a
+// program over the runtime limits, made with the method's default chunk count (or a smaller
+// one tried after it), from a method that can pipeline in fewer chunks.
+int fewer_default_chunks(const synth::Synthesizer& method, const PlanRequest& request,
+                         const Collective& collective, const UserError& error) {
+  if (request.chunks != 0 || request.collective || !method.fewer_chunks) return 0;
+  if (compiler::runtime_limits_violation(error).empty()) return 0;
+  return method.fewer_chunks(request.topology, collective.chunks_per_rank);
+}
+
+}  // namespace
+
+namespace {
+
+// Synthesizes out.collective with `method` and evaluates the algorithm found (none: `out` gets
+// the synthesis' status and no program); out.synthesis_seconds adds this synthesis' time.
+void synthesize_and_evaluate(PlanResult& out, const synth::Synthesizer& method,
+                             const PlanRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
+  synth::SynthOptions synth_options = request.synth;
+  synth_options.threads = thread_limit(request.threads);  // TACOS's trials
+  out.synthesis = synth::synthesize(method, request.topology, out.collective, synth_options);
+  out.synthesis_seconds += seconds_since(started);
+  out.program.reset();
+  out.nccl.reset();
+  if (!out.synthesis.algorithm) return;
+  compiler::CompileOptions options = compile_options(request);
+  if (options.name.empty())
+    options.name = method.name + "_" + out.synthesis.algorithm->collective.name;
+  evaluate_into(out, *out.synthesis.algorithm, request, options);
+}
+
+}  // namespace
+
 PlanResult plan(const PlanRequest& request) {
   const synth::Synthesizer& method = synth::find_synthesizer(request.method);
   PlanResult out;
   out.dialect = request.dialect;
   out.sizes = sizes_of(request);
   out.collective = resolve_collective(request);
-  const auto started = std::chrono::steady_clock::now();
-  synth::SynthOptions synth_options = request.synth;
-  synth_options.threads = thread_limit(request.threads);  // TACOS's trials
-  out.synthesis = synth::synthesize(method, request.topology, out.collective, synth_options);
-  out.synthesis_seconds = seconds_since(started);
-  if (!out.synthesis.algorithm) return out;
-  compiler::CompileOptions options = compile_options(request);
-  if (options.name.empty())
-    options.name = method.name + "_" + out.synthesis.algorithm->collective.name;
-  evaluate_into(out, *out.synthesis.algorithm, request, options);
-  return out;
+  for (bool first = true;; first = false) {
+    try {
+      synthesize_and_evaluate(out, method, request);
+      return out;
+    } catch (const UserError& e) {
+      const int fewer = fewer_default_chunks(method, request, out.collective, e);
+      if (fewer == 0) throw;
+      if (request.synth.progress) {
+        request.synth.progress(fmt::format(
+            "plan: the program of {} chunks per rank{} is over the runtime limits ({}); trying {}",
+            out.collective.chunks_per_rank, first ? " (the method's default)" : "",
+            compiler::runtime_limits_violation(e), fewer));
+      }
+      out.collective =
+          synth::collective_for(method, request.topology, request.kind, fewer, request.root);
+    }
+  }
 }
 
 PlanResult plan_algorithm(const Algorithm& algorithm, const PlanRequest& request) {

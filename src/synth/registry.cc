@@ -272,6 +272,7 @@ Synthesizer trees_synthesizer() {
        "and packs fastest (dimension order for allgather only)",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
+  s.fewer_chunks = fewer_chunks_per_rank;
   s.run = run_trees;
   return s;
 }

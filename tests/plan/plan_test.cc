@@ -795,6 +795,46 @@ TEST(Planner, ClassicDialectLimitsApply) {
   EXPECT_TRUE(verify::verify_program(back).ok());
 }
 
+// The trees allreduce on a 4x4 mesh with 6 steps per threadblock: the default 8 chunks per rank
+// (2 trees per root x 4 pieces) cannot fit, 4 do. A chunk count the caller gave is kept, and
+// where no count fits the last error stands.
+TEST(Planner, ADefaultChunkCountOverTheRuntimeLimitsGivesWayToFewer) {
+  PlanRequest request;
+  request.topology = topologies::make_builtin("mesh2d:4x4");
+  request.method = "trees";
+  request.kind = CollectiveKind::kAllReduce;
+  request.compare_with_nccl = false;
+  request.limit_overrides.max_steps_per_threadblock = 6;
+  std::vector<std::string> said;
+  request.synth.progress = [&said](const std::string& line) { said.push_back(line); };
+  const PlanResult r = plan(request);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.collective.chunks_per_rank, 4);
+  const auto retry = std::find_if(said.begin(), said.end(), [](const std::string& line) {
+    return line.rfind(
+               "plan: the program of 8 chunks per rank (the method's default) is over "
+               "the runtime limits (",
+               0) == 0 &&
+           line.find("; trying 4") != std::string::npos;
+  });
+  EXPECT_NE(retry, said.end());
+  const Program back = formats::read_msccl_xml(r.xml(), "fewer.xml");
+  EXPECT_TRUE(verify::verify_program(back).ok());
+  for (const GpuProgram& gpu : back.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) EXPECT_LE(tb.steps.size(), 6u);
+  }
+  request.chunks = 8;  // the caller's count: no retry
+  EXPECT_THROW(plan(request), UserError);
+  request.chunks = 0;
+  request.limit_overrides.max_steps_per_threadblock = 2;  // not even 2 chunks fit
+  try {
+    plan(request);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_FALSE(compiler::runtime_limits_violation(e).empty()) << e.what();
+  }
+}
+
 TEST(Planner, PlansAnAlgorithmMadeElsewhere) {
   PlanRequest request;
   request.topology = topologies::make_builtin("ring:4");

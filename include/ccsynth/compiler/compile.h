@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ccsynth/core/algorithm.h"
+#include "ccsynth/core/error.h"
 #include "ccsynth/core/program.h"
 
 namespace ccsynth::compiler {
@@ -42,6 +43,10 @@ struct CompileOptions {
 /// rank reading a chunk it does not hold) and programs that cannot fit the limits throw
 /// UserError.
 Program compile(const Algorithm& algorithm, const CompileOptions& options = {});
+
+/// What `error` (thrown by compile()) says is over the runtime limits (steps per threadblock,
+/// threadblocks, channels), or "" where it is another error (input no options could compile).
+std::string runtime_limits_violation(const UserError& error);
 
 /// Why no compilation of `algorithm` with `options` can fit the step limit, known from the
 /// algorithm alone, or "" when one may: a pair of ranks that sends in more different steps

@@ -88,7 +88,10 @@ compiler::CompileOptions compile_options(const PlanRequest& request);
 
 /// Synthesizes, verifies, compiles, simulates and compares (see the header comment). Bad
 /// requests (unknown method or parameter, a method that does not apply) throw UserError; a
-/// method that finds nothing returns a result without a program and its status.
+/// method that finds nothing returns a result without a program and its status. Where the
+/// caller gave no chunk count and the program of the method's default cannot fit the runtime
+/// limits, a method with Synthesizer::fewer_chunks is run again with fewer (said through the
+/// progress callback), until one fits or none is left; PlanResult::collective is the one used.
 PlanResult plan(const PlanRequest& request);
 
 /// The same for an algorithm made elsewhere (a file, the DSL): evaluates `algorithm` and the
