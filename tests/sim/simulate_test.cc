@@ -21,13 +21,13 @@ SimOptions synchronous() {
   return o;
 }
 
-// Two ranks of `chunks` input and output chunks each, without threadblocks yet.
-Program two_rank_program(const std::string& name, int chunks) {
+// `ranks` ranks of `chunks` input and output chunks each, without threadblocks yet.
+Program custom_program(const std::string& name, int ranks, int chunks) {
   Program p;
   p.name = name;
   p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 2;
-  for (int r = 0; r < 2; ++r) {
+  p.num_ranks = ranks;
+  for (int r = 0; r < ranks; ++r) {
     GpuProgram g;
     g.rank = r;
     g.input_chunks = chunks;
@@ -137,7 +137,7 @@ TEST(Simulate, DirectAllgatherOnRingIsCongested) {
 TEST(Simulate, FifoSlotsLimitOutstandingSends) {
   // Rank 0 sends 4 chunks to rank 1, whose receiving threadblock waits for a slow local copy
   // first; with 1 slot the sender can run at most one send ahead of the receiver.
-  Program p = two_rank_program("fifo", 4);
+  Program p = custom_program("fifo", 2, 4);
   Threadblock sender;
   sender.send_peer = 1;
   for (int c = 0; c < 4; ++c) {
@@ -173,17 +173,7 @@ TEST(Simulate, FifoSlotsLimitOutstandingSends) {
 
 TEST(Simulate, DependenciesArePerSlice) {
   // tb1 on rank 0 sends chunk 0 only after tb0's copy of the same slice finished.
-  Program p;
-  p.name = "dep";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 2;
-  for (int r = 0; r < 2; ++r) {
-    GpuProgram g;
-    g.rank = r;
-    g.input_chunks = 1;
-    g.output_chunks = 1;
-    p.gpus.push_back(g);
-  }
+  Program p = custom_program("dep", 2, 1);
   Threadblock copy;
   copy.steps.push_back(testing::make_step(StepType::kCopy, Buffer::kInput, 0, Buffer::kOutput, 0));
   copy.steps.back().has_dep = true;
@@ -218,17 +208,7 @@ TEST(Simulate, ManyThreadblocksWaitForOneStep) {
   // slice's receive wait again for the second's.
   const int fanout = 20;
   const int n = fanout + 2;
-  Program p;
-  p.name = "fanout";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = n;
-  for (int r = 0; r < n; ++r) {
-    GpuProgram g;
-    g.rank = r;
-    g.input_chunks = 1;
-    g.output_chunks = 1;
-    p.gpus.push_back(g);
-  }
+  Program p = custom_program("fanout", n, 1);
   Threadblock recv;
   recv.recv_peer = 1;
   recv.steps.push_back(testing::make_step(StepType::kRecv, Buffer::kInput, 0, Buffer::kOutput, 0));
@@ -547,17 +527,7 @@ TEST(Simulate, MultiHopRouteIsCutThrough) {
   t.num_ranks = 3;
   t.links = {Link{0, 1, 1, 1.0, 10.0, "generic"}, Link{1, 2, 1, 2.0, 20.0, "generic"},
              Link{1, 0, 1, 1.0, 10.0, "generic"}, Link{2, 1, 1, 2.0, 20.0, "generic"}};
-  Program p;
-  p.name = "far";
-  p.collective = CollectiveKind::kCustom;
-  p.num_ranks = 3;
-  for (int r = 0; r < 3; ++r) {
-    GpuProgram g;
-    g.rank = r;
-    g.input_chunks = 1;
-    g.output_chunks = 1;
-    p.gpus.push_back(g);
-  }
+  Program p = custom_program("far", 3, 1);
   Threadblock send;
   send.send_peer = 2;
   send.steps.push_back(testing::make_step(StepType::kSend, Buffer::kInput, 0, Buffer::kOutput, 0));
@@ -594,7 +564,7 @@ TEST(Simulate, ProtocolFactorsAndSlices) {
 
 // Rank 0 sends its `chunks` input chunks to rank 1 in one step of that count.
 Program one_step_of(int chunks) {
-  Program p = two_rank_program("one_step", chunks);
+  Program p = custom_program("one_step", 2, chunks);
   Threadblock sender, receiver;
   sender.send_peer = 1;
   sender.steps.push_back(
