@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "ccsynth/compiler/compile.h"
 #include "ccsynth/core/error.h"
 #include "ccsynth/version.h"
 #include "cli/command.h"
@@ -60,6 +61,12 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const ccsynth::UserError& e) {
     std::cerr << "ccsynth: error: " << e.what() << "\n";
+    if (!ccsynth::compiler::runtime_limits_violation(e).empty()) {
+      std::cerr << "ccsynth: hint: over the runtime's limits (the executor dialect: 64 steps a "
+                   "threadblock, 32 channels); what may fit: --xml-dialect classic (256 steps "
+                   "a threadblock), fewer --instances, fewer --chunks (docs/compiler.md, "
+                   "\"Known limits\")\n";
+    }
     return ccsynth::cli::kExitBadInput;
   } catch (const ccsynth::InternalError& e) {
     std::cerr << "ccsynth: internal error (please report): " << e.what() << "\n";

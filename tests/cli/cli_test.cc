@@ -49,6 +49,20 @@ TEST_F(Cli, FlagsOfAnotherMethodAreBadInput) {
 }
 
 // One spelling per concept: the old spellings are gone everywhere.
+// A program over the runtime's limits is bad input that names what was over and what may fit.
+TEST_F(Cli, OverTheRuntimeLimitsNamesWhatMayFit) {
+  const CliRun r =
+      run("baseline --algo ring -c allgather -t ring:4 --chunks 32 --instances 32 -o x.xml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("transfers 0 -> 3 need more than 1 channels of at most 64 steps each"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("hint: over the runtime's limits"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--xml-dialect classic"), std::string::npos) << r.err;
+  const CliRun other = run("synth --method tacos -t dgx1 --instances 0");
+  EXPECT_EQ(other.err.find("hint:"), std::string::npos) << other.err;  // only where it applies
+}
+
 TEST_F(Cli, OneSpellingPerConcept) {
   EXPECT_EQ(run("bounds -t dgx1 -c allgather --size 1M --protocol LL").exit_code, 2);
   EXPECT_EQ(run("bounds -t dgx1 -c allgather --size 1M --proto LL --json").exit_code, 0);
