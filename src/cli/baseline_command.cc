@@ -167,7 +167,7 @@ void add_baseline_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-o,--output", f->output, "XML file to write")->required();
   cmd->add_option("--chunks", f->chunks,
                   "Chunks per rank (0 = the baseline's default: ring one per ring, like NCCL; "
-                  "else 1)")
+                  "cooperative one per GPU of a node; else 1)")
       ->default_str("0")
       ->check(kNonNegative);
   cmd->add_option("--root", f->root, "Root rank of broadcast, reduce, gather, scatter")

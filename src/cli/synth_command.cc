@@ -231,7 +231,9 @@ void add_synth_command(CLI::App& app, CommandResult& result) {
       ->capture_default_str();
   cmd->add_option("--chunks", f->chunks,
                   "chunks per rank (SCCL's C; 0 = the method's default: ring one per ring, taccl "
-                  "the sketch's input_chunkup, else 1)")
+                  "the sketch's input_chunkup, trees its best trees per root x 4 pipeline pieces "
+                  "(x 1 above 256 ranks; halved while the program is over the runtime limits), "
+                  "cooperative one per GPU of a node, else 1)")
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--root", f->root, "root rank of rooted collectives")->capture_default_str();
