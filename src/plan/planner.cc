@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -105,19 +106,14 @@ compiler::CompileOptions compile_options(const PlanRequest& request) {
 
 namespace {
 
-// The chunk count to try after `error` stopped the evaluation of `collective`, or 0: only a
-// program over the runtime limits, made with the method's default chunk count (or a smaller
-// one tried after it), from a method that can pipeline in fewer chunks.
+// The chunk count to try after the program of `collective` was over the runtime limits, or 0:
+// only where it had the method's default chunk count (or a smaller one tried after it) and the
+// method can pipeline in fewer chunks.
 int fewer_default_chunks(const synth::Synthesizer& method, const PlanRequest& request,
-                         const Collective& collective, const UserError& error) {
+                         const Collective& collective) {
   if (request.chunks != 0 || request.collective || !method.fewer_chunks) return 0;
-  if (compiler::runtime_limits_violation(error).empty()) return 0;
   return method.fewer_chunks(request.topology, collective.chunks_per_rank);
 }
-
-}  // namespace
-
-namespace {
 
 // Synthesizes out.collective with `method` and evaluates the algorithm found (none: `out` gets
 // the synthesis' status and no program); out.synthesis_seconds adds this synthesis' time.
@@ -145,19 +141,26 @@ PlanResult plan(const PlanRequest& request) {
   out.dialect = request.dialect;
   out.sizes = sizes_of(request);
   out.collective = resolve_collective(request);
-  for (bool first = true;; first = false) {
+  std::optional<UserError> over_limits;  // the last program over the runtime limits
+  for (;;) {
     try {
       synthesize_and_evaluate(out, method, request);
       return out;
     } catch (const UserError& e) {
-      const int fewer = fewer_default_chunks(method, request, out.collective, e);
+      const std::string violation = compiler::runtime_limits_violation(e);
+      // A smaller count the method's parameters do not allow (e.g. a --trees it does not
+      // divide) leaves the error of the larger one.
+      if (violation.empty() && over_limits) throw *over_limits;
+      const int fewer =
+          violation.empty() ? 0 : fewer_default_chunks(method, request, out.collective);
       if (fewer == 0) throw;
       if (request.synth.progress) {
         request.synth.progress(fmt::format(
             "plan: the program of {} chunks per rank{} is over the runtime limits ({}); trying {}",
-            out.collective.chunks_per_rank, first ? " (the method's default)" : "",
-            compiler::runtime_limits_violation(e), fewer));
+            out.collective.chunks_per_rank, over_limits ? "" : " (the method's default)", violation,
+            fewer));
       }
+      over_limits = e;
       out.collective =
           synth::collective_for(method, request.topology, request.kind, fewer, request.root);
     }

@@ -826,6 +826,14 @@ TEST(Planner, ADefaultChunkCountOverTheRuntimeLimitsGivesWayToFewer) {
   request.chunks = 8;  // the caller's count: no retry
   EXPECT_THROW(plan(request), UserError);
   request.chunks = 0;
+  request.synth.params = {{"trees", 8}};  // divides the default 8 chunks, not 4: 8's error
+  try {
+    plan(request);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_FALSE(compiler::runtime_limits_violation(e).empty()) << e.what();
+  }
+  request.synth.params = nlohmann::json::object();
   request.limit_overrides.max_steps_per_threadblock = 2;  // not even 2 chunks fit
   try {
     plan(request);
