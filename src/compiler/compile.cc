@@ -20,7 +20,7 @@ namespace ccsynth::compiler {
 
 namespace {
 
-// How every error of a program over the runtime limits starts (over_runtime_limits).
+// How every error of a program over the runtime limits starts (runtime_limits_violation).
 const std::string kOverLimits = "cannot fit the runtime limits: ";
 
 void check_options(const CompileOptions& o) {
