@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <exception>
-#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -106,13 +105,13 @@ compiler::CompileOptions compile_options(const PlanRequest& request) {
 
 namespace {
 
-// The chunk count to try after the program of `collective` was over the runtime limits, or 0:
-// only where it had the method's default chunk count (or a smaller one tried after it) and the
+// The chunk count to try after the program `out` made was over the runtime limits, or 0: only
+// where it had the method's default chunk count (or a smaller one tried after it) and the
 // method can pipeline in fewer chunks.
 int fewer_default_chunks(const synth::Synthesizer& method, const PlanRequest& request,
-                         const Collective& collective) {
+                         const PlanResult& out) {
   if (request.chunks != 0 || request.collective || !method.fewer_chunks) return 0;
-  return method.fewer_chunks(request.topology, collective.chunks_per_rank);
+  return method.fewer_chunks(out.synthesis, out.collective.chunks_per_rank);
 }
 
 // Synthesizes out.collective with `method` and evaluates the algorithm found (none: `out` gets
@@ -141,26 +140,20 @@ PlanResult plan(const PlanRequest& request) {
   out.dialect = request.dialect;
   out.sizes = sizes_of(request);
   out.collective = resolve_collective(request);
-  std::optional<UserError> over_limits;  // the last program over the runtime limits
-  for (;;) {
+  for (bool first = true;; first = false) {
     try {
       synthesize_and_evaluate(out, method, request);
       return out;
     } catch (const UserError& e) {
       const std::string violation = compiler::runtime_limits_violation(e);
-      // A smaller count the method's parameters do not allow (e.g. a --trees it does not
-      // divide) leaves the error of the larger one.
-      if (violation.empty() && over_limits) throw *over_limits;
-      const int fewer =
-          violation.empty() ? 0 : fewer_default_chunks(method, request, out.collective);
+      const int fewer = violation.empty() ? 0 : fewer_default_chunks(method, request, out);
       if (fewer == 0) throw;
       if (request.synth.progress) {
         request.synth.progress(fmt::format(
             "plan: the program of {} chunks per rank{} is over the runtime limits ({}); trying {}",
-            out.collective.chunks_per_rank, over_limits ? "" : " (the method's default)", violation,
+            out.collective.chunks_per_rank, first ? " (the method's default)" : "", violation,
             fewer));
       }
-      over_limits = e;
       out.collective =
           synth::collective_for(method, request.topology, request.kind, fewer, request.root);
     }

@@ -272,7 +272,11 @@ Synthesizer trees_synthesizer() {
        "and packs fastest (dimension order for allgather only)",
        true}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
-  s.fewer_chunks = fewer_chunks_per_rank;
+  // Half the pipeline pieces of the trees just made (chunks = trees per root x pieces), from
+  // what the run reports rather than a second packing of the candidate tree counts.
+  s.fewer_chunks = [](const SynthResult& made, int chunks) {
+    return made.stats.value("pieces", 1) % 2 == 0 ? chunks / 2 : 0;
+  };
   s.run = run_trees;
   return s;
 }

@@ -963,11 +963,6 @@ int default_chunks_per_rank(const Topology& topology) {
   return best_trees_per_root(topology) * (topology.num_ranks > kManyRanks ? 1 : kDefaultPieces);
 }
 
-int fewer_chunks_per_rank(const Topology& topology, int chunks) {
-  const int trees = best_trees_per_root(topology);
-  return chunks % 2 == 0 && (chunks / 2) % trees == 0 ? chunks / 2 : 0;
-}
-
 namespace {
 
 // A phase (allgather or reducescatter) or a whole collective as made by one split, with the

@@ -826,7 +826,7 @@ TEST(Planner, ADefaultChunkCountOverTheRuntimeLimitsGivesWayToFewer) {
   request.chunks = 8;  // the caller's count: no retry
   EXPECT_THROW(plan(request), UserError);
   request.chunks = 0;
-  request.synth.params = {{"trees", 8}};  // divides the default 8 chunks, not 4: 8's error
+  request.synth.params = {{"trees", 8}};  // 8 trees of one piece: nothing to halve, 8's error
   try {
     plan(request);
     ADD_FAILURE() << "expected a UserError";

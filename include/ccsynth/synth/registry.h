@@ -71,10 +71,11 @@ struct Synthesizer {
   /// The chunk count used when the caller gives none (0): e.g. the ring baseline splits the
   /// data over every ring it finds, like NCCL.
   std::function<int(const Topology& topology, CollectiveKind kind)> default_chunks;
-  /// A smaller chunk count to try when the program made with `chunks` (the default, or one
-  /// tried after it) cannot fit the runtime limits, or 0 for none; unset for methods whose
-  /// chunk count is not a pipelining choice. plan() uses it only when the caller gave no count.
-  std::function<int(const Topology& topology, int chunks)> fewer_chunks;
+  /// A smaller chunk count to try when the program of `made` (a run with `chunks`: the
+  /// default, or one tried after it) cannot fit the runtime limits, or 0 for none; unset for
+  /// methods whose chunk count is not a pipelining choice. plan() uses it only when the caller
+  /// gave no count.
+  std::function<int(const SynthResult& made, int chunks)> fewer_chunks;
   /// Runs the method. Throws UserError when it does not apply (bad parameters, a collective or
   /// topology it cannot handle).
   std::function<SynthResult(const Topology& topology, const Collective& collective,

@@ -79,10 +79,6 @@ int dims_trees_per_root(const Topology& topology);
 /// above 256 ranks.
 int default_chunks_per_rank(const Topology& topology);
 
-/// Half of `chunks` while that is still a multiple of best_trees_per_root() (fewer pipeline
-/// pieces per tree, so fewer steps per connection), else 0.
-int fewer_chunks_per_rank(const Topology& topology, int chunks);
-
 /// Options of the trees method.
 struct TreesOptions {
   int trees_per_root = 0;  // 0: the divisor of the chunk count up to 8 that packs best
