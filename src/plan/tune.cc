@@ -243,7 +243,8 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
     // reductions also with 2 to 8 chunks per rank (the best mix of trees dividing them), whose
     // larger chunks give the in-trees' pipelines more slices to fill with (rfs:4x4x4 at 1 GiB:
     // reducescatter 1.19x the bound with 6 against 1.30x with 15, allreduce 1.07x with 5
-    // against 1.26x).
+    // against 1.26x), each also with the slowest dimension first (`trees_ds_cK`, where that
+    // mix differs: allreduce 1.03x with 8 against 1.22x).
     if (const int dims = synth::dims_trees_per_root(r.topology); dims > 0) {
       add(fmt::format("trees_d_c{}", dims),
           run_method(r, "trees", dims, r.sizes.back(), {{"split", 3}}));
@@ -252,6 +253,9 @@ std::vector<std::pair<std::string, Algorithm>> candidate_algorithms(const TuneRe
         if (chunks != dims)
           add(fmt::format("trees_d_c{}", chunks),
               run_method(r, "trees", chunks, r.sizes.back(), {{"split", 3}}));
+        add(fmt::format("trees_ds_c{}", chunks),
+            run_method(r, "trees", chunks, r.sizes.back(),
+                       {{"split", 3}, {"slowest-first", true}}));
       }
     }
   }

@@ -211,6 +211,7 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
   options.bytes = o.bytes.value_or(kDefaultBytes);
   options.rails = param(o, "rails", -1);
   options.split = param(o, "split", -1);
+  options.slowest_dimension_first = flag(o, "slowest-first");
   const auto started = std::chrono::steady_clock::now();
   TreesResult r = synthesize_trees(topology, collective, options);
   const double seconds = seconds_since(started);
@@ -221,7 +222,8 @@ SynthResult run_trees(const Topology& topology, const Collective& collective,
   const int best = r.split == TreesSplit::kSpray  ? spray_trees_per_root(topology)
                    : r.split == TreesSplit::kDims ? dims_trees_per_root(topology)
                                                   : 0;
-  if (best > 0 && r.trees_per_root % best != 0) {
+  // (With slowest-first the balance is another mix's: no hint.)
+  if (best > 0 && r.trees_per_root % best != 0 && !options.slowest_dimension_first) {
     report(o, fmt::format("trees: the {} split balances the ports best with {} trees per root "
                           "(--chunks a multiple of {})",
                           split_name(r.split), best, best));
@@ -270,7 +272,12 @@ Synthesizer trees_synthesizer() {
        "orders balancing their ingress); 4: joint (allreduce: flat trees whose two phases are "
        "packed together and overlap, on channels of their own); default: whichever applies "
        "and packs fastest (dimension order for allgather only)",
-       true}};
+       true},
+      {"slowest-first", ParamKind::kBool,
+       "with --split 3: every tree crosses the dimension of least ingress bandwidth first, the "
+       "others in the mix that balances them; in a reduction that hop is the last into the "
+       "root, which waits for the slices reduced over the others, so it carries the least and "
+       "has slack to start late"}};
   s.default_chunks = [](const Topology& t, CollectiveKind) { return default_chunks_per_rank(t); };
   // Half the pipeline pieces of the trees just made (chunks = trees per root x pieces), from
   // what the run reports rather than a second packing of the candidate tree counts.

@@ -985,6 +985,7 @@ class TreesBuilder {
         chunks_(c.chunks_per_rank),
         chunk_bytes_(static_cast<double>(o.bytes) / c.input_chunks),
         refine_(o.refine_passes),
+        slowest_dimension_first_(o.slowest_dimension_first),
         rails_(rails),
         allreduce_(c.kind == CollectiveKind::kAllReduce) {}
 
@@ -1065,7 +1066,8 @@ class TreesBuilder {
   // ranks of one group, whose connections go both ways at the same bandwidth. kDimsChannels per
   // connection, half each for an allreduce's two phases.
   Made dims(bool transposed, const detail::TreeDimensions& dims) const {
-    TreePacking p = detail::dims_trees(t_, dims, detail::best_dims_mix(dims, chunks_));
+    TreePacking p = detail::dims_trees(
+        t_, dims, detail::best_dims_mix(dims, chunks_, slowest_dimension_first_));
     tally_packing(t_, p);
     return explicit_trees(transposed, p, allreduce_ ? kDimsChannels / 2 : kDimsChannels);
   }
@@ -1150,6 +1152,7 @@ class TreesBuilder {
   int chunks_;
   double chunk_bytes_;
   int refine_;
+  bool slowest_dimension_first_;  // TreesOptions::slowest_dimension_first
   bool rails_;
   bool allreduce_;  // the explicit trees' allgather then on channels after the reducescatter's
 };
@@ -1239,6 +1242,11 @@ TreesResult synthesize_trees(const Topology& topology, const Collective& c, cons
   const detail::TreeDimensions dims = dims_by_default || o.split == 3
                                           ? detail::tree_dimensions(topology)
                                           : detail::TreeDimensions{};
+  if (o.slowest_dimension_first && o.split != 3) {
+    throw UserError("", "slowest-first",
+                    "orders the trees of the dimension-order split; it needs split 3, not " +
+                        std::to_string(o.split) + (o.split == -1 ? " (the default)" : ""));
+  }
   if (o.split == 3 && !dims.applies()) {
     throw UserError("", "split",
                     "the dimension-order split needs a product of 2 or 3 dimensions (connections "

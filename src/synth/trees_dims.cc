@@ -227,13 +227,24 @@ TreeDimensions tree_dimensions(const Topology& t) {
   return is_product(dims, t.num_ranks) ? dims : TreeDimensions{};
 }
 
-DimsMix best_dims_mix(const TreeDimensions& dims, int chunks) {
+DimsMix best_dims_mix(const TreeDimensions& dims, int chunks, bool slowest_first) {
   DimsMix best;
   best.orders = all_orders(dims.count());
   best.us_per_mb = std::numeric_limits<double>::infinity();
+  const auto& ingress = dims.ingress_mb_per_us;
+  const int slowest =
+      static_cast<int>(std::min_element(ingress.begin(), ingress.end()) - ingress.begin());
+  // Whether `split` puts a tree on an order that does not start with the slowest dimension.
+  auto leaves_slowest_first = [&](const std::vector<int>& split) {
+    for (size_t o = 0; o < split.size(); ++o) {
+      if (split[o] > 0 && best.orders[o].front() != slowest) return true;
+    }
+    return false;
+  };
   for (int k = 1; k <= kMaxDimsTrees; ++k) {
     if (chunks > 0 && chunks % k != 0) continue;
     for_each_split(k, static_cast<int>(best.orders.size()), [&](const std::vector<int>& split) {
+      if (slowest_first && leaves_slowest_first(split)) return;
       const double us = mix_us_per_mb(dims, best.orders, split, k);
       if (us < best.us_per_mb * (1 - 1e-9)) {
         best.trees = k;

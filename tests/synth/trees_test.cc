@@ -460,6 +460,52 @@ TEST(Trees, DimensionOrderSplitWithFewTreesFillsItsPipelines) {
   EXPECT_LT(few, simulated(15, 1.0) * 0.9);
 }
 
+// The slowest dimension first (TreesOptions::slowest_dimension_first) on rfs:4x4x4, 8 trees per
+// root: every tree's first hop goes through the switch (its ingress 50 GB/s a rank against 400
+// round the ring and 300 in the group), which then carries the least it can, 3 of a root's 63
+// units (4.2 balance the dimensions), as every rank's 24 receives through it show: the mix packs at 1.027x the per-rank bound against the
+// balanced mix's 1.012x, but in the allreduce's in-trees the switch is the last hop into the
+// root, which waits for slices reduced over the ring and the group, and with the slack it has
+// the allreduce simulates at 1.03x the bound at 1 GiB against the balanced mix's 1.22x.
+TEST(Trees, SlowestDimensionFirstGivesTheReductionsLastHopSlack) {
+  const Topology t = topologies::make_builtin("rfs:4x4x4");
+  const int chunks = 8;
+  auto made = [&](CollectiveKind kind, bool slowest_first) {
+    TreesOptions o = options_at(kGiB, static_cast<int>(TreesSplit::kDims));
+    o.slowest_dimension_first = slowest_first;
+    return synthesize_trees(t, make_collective(kind, t.num_ranks, chunks), o);
+  };
+  const TreesResult ag = made(CollectiveKind::kAllGather, true);
+  EXPECT_NEAR(ag.bottleneck_ratio, 1.0268, 1e-3);
+  std::vector<int> through_switch(t.num_ranks, 0);
+  for (const ChunkOp& op : ag.algorithm.ops) {
+    const bool switch_hop = std::abs(op.src - op.dst) >= 16;  // ranks 16 apart share a switch
+    through_switch[op.dst] += switch_hop;
+    // The switch is crossed first: only out of the tree's root (one piece per tree).
+    if (switch_hop) {
+      EXPECT_EQ(op.src, op.chunk / chunks) << "chunk " << op.chunk;
+    }
+  }
+  for (int rank = 0; rank < t.num_ranks; ++rank) EXPECT_EQ(through_switch[rank], 3 * chunks);
+  const TreesResult slack = made(CollectiveKind::kAllReduce, true);
+  const TreesResult balanced = made(CollectiveKind::kAllReduce, false);
+  EXPECT_NEAR(balanced.bottleneck_ratio, 1.0119, 1e-3);
+  const double slack_ratio = verified_step_order_ratio(t, slack, kGiB);
+  EXPECT_LT(slack_ratio, 1.05);
+  EXPECT_LT(slack_ratio, verified_step_order_ratio(t, balanced, kGiB) * 0.9);
+  // It orders the dimension-order split's trees: asked for without that split, an error.
+  TreesOptions without_split = options_at(kGiB, -1);
+  without_split.slowest_dimension_first = true;
+  try {
+    synthesize_trees(t, make_collective(CollectiveKind::kAllReduce, t.num_ranks, chunks),
+                     without_split);
+    ADD_FAILURE() << "slowest_dimension_first without split 3";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.field(), "slowest-first");
+    EXPECT_NE(std::string(e.what()).find("split 3"), std::string::npos) << e.what();
+  }
+}
+
 // The joint allreduce on mesh2d:8x8 at 1 GiB, two trees per root: the phases packed together
 // load every link within a few percent of the total-traffic bound (each phase alone loads the
 // links near the corners' 2 links far above the rest, and the phases one after the other cost

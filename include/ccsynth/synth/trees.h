@@ -94,6 +94,12 @@ struct TreesOptions {
   /// topology is a product of 2 or 3 dimensions (tree_dimensions in docs/trees.md) and for 4
   /// unless the collective is an allreduce.
   int split = -1;
+  /// With the dimension-order split (split 3, which it needs: UserError otherwise), every tree
+  /// crosses the dimension of least ingress bandwidth first, the others in the mix that
+  /// balances them. In a reduction's in-trees that hop is the last, into the root: it waits
+  /// for the slices reduced over the other dimensions, so it gets the least load and slack to
+  /// start late (docs/trees.md "The dimension-order split").
+  bool slowest_dimension_first = false;
 };
 
 /// How the trees method splits a collective (docs/trees.md "The hierarchical split").
