@@ -277,6 +277,24 @@ TEST_F(Cli, SynthTreesReducescatterOnDgx1) {
   expect_verified(xml);
 }
 
+// The dimension-order split with the slowest dimension first writes a verified program; the
+// flag without that split is bad input naming it.
+TEST_F(Cli, SynthTreesSlowestDimensionFirst) {
+  const std::string xml = path("slowest.xml");
+  const CliRun r =
+      run("synth --method trees -t rfs:2x4x2 -c allreduce --split 3 --slowest-first --chunks 3 "
+          "--size 1M --json -o " +
+          xml);
+  expect_synthesized(r);
+  EXPECT_EQ(r.doc()["details"]["split"], "dims");
+  expect_verified(xml);
+  const CliRun bad =
+      run("synth --method trees -t rfs:2x4x2 -c allreduce --slowest-first -o " + xml);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--slowest-first"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("split 3"), std::string::npos) << bad.err;
+}
+
 // The tuner writes a table whose files verify; bad sizes are bad input.
 TEST_F(Cli, TuneWritesVerifiedRangesAndTuningJson) {
   const std::string dir = path("tuned");
