@@ -44,8 +44,8 @@ struct DimsMix {
 /// kMaxDimsTrees dividing `chunks` (any when 0): of equally balanced mixes the fewest trees.
 /// A rank's ingress in dimension d carries (size_d - 1) x (the product of the sizes of the
 /// dimensions before d in the order) per unit of every rank's data. With `slowest_first`, only
-/// the orders that start with the dimension of the least ingress bandwidth (the least it can
-/// carry, size - 1 per unit; TreesOptions::slowest_dimension_first).
+/// the orders that start with the dimension of the least ingress bandwidth (the first of equals),
+/// which then carries the least it can, size - 1 per unit (TreesOptions::slowest_dimension_first).
 DimsMix best_dims_mix(const TreeDimensions& dims, int chunks, bool slowest_first = false);
 
 /// The trees of `mix`: tree j of root r crosses the dimensions in its order, every rank reached
