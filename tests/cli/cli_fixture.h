@@ -100,6 +100,26 @@ class Cli : public ::testing::Test {
     EXPECT_TRUE(v.doc()["ok"].get<bool>()) << v.out;
   }
 
+  // Every method's output: ok, verified, never faster than the lower bound, nccl reference ok.
+  static void expect_synthesized(const CliRun& r) {
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const json doc = r.doc();
+    EXPECT_EQ(doc["format"], "ccsynth-synthesis");
+    EXPECT_TRUE(doc["ok"].get<bool>());
+    const json result = doc["program"]["results"][0];
+    EXPECT_GE(result["ratio_to_bound"].get<double>(), 0.999) << result;
+    EXPECT_TRUE(doc["nccl"]["ok"].get<bool>());
+  }
+
+  // `ccsynth synth ARGS --json -o XML`: synthesized (expect_synthesized), and the XML written
+  // verifies again (expect_verified).
+  CliRun synth_verified(const std::string& args, const std::string& xml) const {
+    const CliRun r = run("synth " + args + " --json -o " + xml);
+    expect_synthesized(r);
+    expect_verified(xml);
+    return r;
+  }
+
   fs::path dir_;
 };
 

@@ -239,23 +239,9 @@ TEST_F(Cli, UnknownTopologyMethodAndSizeAreBadInput) {
   EXPECT_NE(size.err.find("--size"), std::string::npos) << size.err;
 }
 
-// Every method's output: ok, verified, never faster than the lower bound, XML verifies again.
-void expect_synthesized(const CliRun& r) {
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  const json doc = r.doc();
-  EXPECT_EQ(doc["format"], "ccsynth-synthesis");
-  EXPECT_TRUE(doc["ok"].get<bool>());
-  const json result = doc["program"]["results"][0];
-  EXPECT_GE(result["ratio_to_bound"].get<double>(), 0.999) << result;
-  EXPECT_TRUE(doc["nccl"]["ok"].get<bool>());
-}
-
 TEST_F(Cli, SynthTacosAllreduceOnMesh) {
   const std::string xml = path("tacos.xml");
-  const CliRun r =
-      run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K --json -o " + xml);
-  expect_synthesized(r);
-  expect_verified(xml);
+  const CliRun r = synth_verified("--method tacos -t mesh2d:4x4 -c allreduce --size 64K", xml);
   // The size of the file written is reported (issue 16), in JSON and in the text.
   EXPECT_EQ(r.doc()["output_bytes"].get<int64_t>(), static_cast<int64_t>(fs::file_size(xml)));
   const CliRun text = run("synth --method tacos -t mesh2d:4x4 -c allreduce --size 64K -o " + xml);
@@ -268,26 +254,19 @@ TEST_F(Cli, SynthTacosAllreduceOnMesh) {
 
 TEST_F(Cli, SynthTreesReducescatterOnDgx1) {
   const std::string xml = path("trees.xml");
-  const CliRun r =
-      run("synth --method trees -t dgx1 -c reducescatter --chunks 6 --trees 6 "
-          "--size 64M --json -o " +
-          xml);
-  expect_synthesized(r);
+  const CliRun r = synth_verified(
+      "--method trees -t dgx1 -c reducescatter --chunks 6 --trees 6 --size 64M", xml);
   EXPECT_EQ(r.doc()["details"]["trees_per_root"], 6);
-  expect_verified(xml);
 }
 
 // The dimension-order split with the slowest dimension first writes a verified program; the
 // flag without that split is bad input naming it.
 TEST_F(Cli, SynthTreesSlowestDimensionFirst) {
   const std::string xml = path("slowest.xml");
-  const CliRun r =
-      run("synth --method trees -t rfs:2x4x2 -c allreduce --split 3 --slowest-first --chunks 3 "
-          "--size 1M --json -o " +
-          xml);
-  expect_synthesized(r);
+  const CliRun r = synth_verified(
+      "--method trees -t rfs:2x4x2 -c allreduce --split 3 --slowest-first --chunks 3 --size 1M",
+      xml);
   EXPECT_EQ(r.doc()["details"]["split"], "dims");
-  expect_verified(xml);
   const CliRun bad =
       run("synth --method trees -t rfs:2x4x2 -c allreduce --slowest-first -o " + xml);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
@@ -318,11 +297,8 @@ TEST_F(Cli, TuneWritesVerifiedRangesAndTuningJson) {
 
 TEST_F(Cli, SynthScclAllgatherOnDgx1) {
   const std::string xml = path("sccl.xml");
-  const CliRun r =
-      run("synth --method sccl -t dgx1 --chunks 2 --steps 2 --rounds 3 --json -o " + xml);
-  expect_synthesized(r);
+  const CliRun r = synth_verified("--method sccl -t dgx1 --chunks 2 --steps 2 --rounds 3", xml);
   EXPECT_EQ(r.doc()["program"]["steps"], 2);
-  expect_verified(xml);
 }
 
 // --memory only decides what runs at once and what is held: a budget for one evaluation at a
@@ -367,10 +343,9 @@ TEST_F(Cli, SynthScclReportsUnsatisfiableWithExitOne) {
 
 TEST_F(Cli, SynthTacclWithShippedSketch) {
   const std::string xml = path("taccl.xml");
-  const CliRun r = run("synth --method taccl -t ndv2x2 --sketch " + kSource +
-                       "/examples/sketches/ndv2-sk-1.json --time-limit 20 --json -o " + xml);
-  expect_synthesized(r);
-  expect_verified(xml);
+  synth_verified("--method taccl -t ndv2x2 --sketch " + kSource +
+                     "/examples/sketches/ndv2-sk-1.json --time-limit 20",
+                 xml);
 }
 
 TEST_F(Cli, SynthTacclWithoutSketchIsBadInput) {
@@ -381,9 +356,7 @@ TEST_F(Cli, SynthTacclWithoutSketchIsBadInput) {
 
 TEST_F(Cli, SynthWithInstancesVerifiesAgainstTheSplitCollective) {
   const std::string xml = path("inst.xml");
-  const CliRun r = run("synth --method tacos -t ring:4 --instances 2 --json -o " + xml);
-  expect_synthesized(r);
-  expect_verified(xml);
+  synth_verified("--method tacos -t ring:4 --instances 2", xml);
 }
 
 TEST_F(Cli, DemoFindsTheBestPerSizeAndNeverBeatsTheBound) {
