@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -376,6 +377,127 @@ std::vector<ProgramLoad::ThreadblockSends> undominated(
   return out;
 }
 
+// Programs of more steps are not followed for their longest chain of sends (ProgramLoad::
+// chain_sends stays 0): about 0.15 s per million steps, and thousands of ranks move enough
+// bytes that the latency floor does not bind (TACOS's 4096-rank mesh allgather has 33 M steps).
+constexpr int64_t kLongestChainSteps = 4'000'000;
+
+// The longest chain of sending steps through `program`'s dependencies in one slice: a
+// threadblock's steps one after another, a step after the step it depends on (depid / deps),
+// and a receive after the send it matches (the k-th receive of a connection, the k-th send of
+// its sending threadblock). In the simulator a sending step ends when its transfer has landed
+// and costs at least one alpha, and a receive waits for its message, so these chains are
+// sequential: the time is at least this many alphas (launch_us aside). A fused step (rcs)
+// counts once, after its receive. The steps are taken in a topological order of that graph
+// (Kahn's algorithm over flat per-step arrays, about 20 bytes a step). 0 for a program whose
+// receives do not match its sends or that cannot finish (the simulator reports it).
+int64_t longest_send_chain(const Program& program) {
+  std::vector<uint32_t> first_step{0};                 // per tb (flat over ranks), then the end
+  std::vector<int> rank_of;                            // per tb
+  std::vector<uint32_t> first_tb_of_rank{0};           // per rank, then the end
+  std::map<std::tuple<int, int, int>, size_t> sender;  // (rank, send peer, channel) -> tb
+  for (size_t r = 0; r < program.gpus.size(); ++r) {
+    for (const Threadblock& tb : program.gpus[r].threadblocks) {
+      if (tb.send_peer >= 0)
+        sender.emplace(std::tuple{static_cast<int>(r), tb.send_peer, tb.channel}, rank_of.size());
+      rank_of.push_back(static_cast<int>(r));
+      first_step.push_back(first_step.back() + static_cast<uint32_t>(tb.steps.size()));
+    }
+    first_tb_of_rank.push_back(static_cast<uint32_t>(rank_of.size()));
+  }
+  const size_t steps = first_step.back();
+  constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  std::vector<uint8_t> waits(steps, 0);               // predecessors not taken yet
+  std::vector<uint8_t> sending(steps, 0);             // 1 for a sending step
+  std::vector<uint32_t> receiver(steps, kNone);       // per sending step: the receive it matches
+  std::vector<uint32_t> dependents_at(steps + 1, 0);  // CSR of the steps depending on each
+  std::vector<uint32_t> sends_of;  // the current sending threadblock's sends, in order
+  size_t t = 0;
+  for (const GpuProgram& gpu : program.gpus) {
+    for (const Threadblock& tb : gpu.threadblocks) {
+      const uint32_t base = first_step[t];
+      const uint32_t rank_base = first_tb_of_rank[rank_of[t]];
+      const uint32_t rank_end = first_tb_of_rank[rank_of[t] + 1];
+      for (size_t i = 0; i < tb.steps.size(); ++i) {
+        const Step& step = tb.steps[i];
+        sending[base + i] = sends(step.type) ? 1 : 0;
+        waits[base + i] = i > 0 ? 1 : 0;
+        if (step.dep_tb >= 0 && step.dep_step >= 0) {
+          const uint32_t d = rank_base + static_cast<uint32_t>(step.dep_tb);
+          if (d >= rank_end ||
+              static_cast<size_t>(step.dep_step) >= first_step[d + 1] - first_step[d])
+            return 0;  // a dependency on nothing: the simulator rejects the program
+          ++dependents_at[first_step[d] + static_cast<uint32_t>(step.dep_step)];
+          ++waits[base + i];
+        }
+      }
+      // Each receive waits for the matching send of the threadblock sending to this one.
+      if (tb.recv_peer >= 0 && tb.recv_peer < static_cast<int>(program.gpus.size())) {
+        const auto it = sender.find({tb.recv_peer, gpu.rank, tb.channel});
+        sends_of.clear();
+        if (it != sender.end()) {
+          const Threadblock& from =
+              program.gpus[tb.recv_peer].threadblocks[it->second - first_tb_of_rank[tb.recv_peer]];
+          for (size_t k = 0; k < from.steps.size(); ++k)
+            if (sends(from.steps[k].type)) sends_of.push_back(first_step[it->second] + k);
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < tb.steps.size(); ++i) {
+          if (!receives(tb.steps[i].type)) continue;
+          if (k >= sends_of.size()) return 0;  // an unmatched receive
+          receiver[sends_of[k++]] = base + static_cast<uint32_t>(i);
+          ++waits[base + i];
+        }
+      }
+      ++t;
+    }
+  }
+  std::exclusive_scan(dependents_at.begin(), dependents_at.end(), dependents_at.begin(), 0u);
+  std::vector<uint32_t> dependents(dependents_at.back());
+  {
+    std::vector<uint32_t> filled(dependents_at.begin(), dependents_at.end() - 1);
+    t = 0;
+    for (const GpuProgram& gpu : program.gpus) {
+      for (const Threadblock& tb : gpu.threadblocks) {
+        for (size_t i = 0; i < tb.steps.size(); ++i) {
+          const Step& step = tb.steps[i];
+          if (step.dep_tb < 0 || step.dep_step < 0) continue;
+          const uint32_t d = first_tb_of_rank[rank_of[t]] + static_cast<uint32_t>(step.dep_tb);
+          dependents[filled[first_step[d] + static_cast<uint32_t>(step.dep_step)]++] =
+              first_step[t] + static_cast<uint32_t>(i);
+        }
+        ++t;
+      }
+    }
+  }
+  // A step's last one in its threadblock has no next step there.
+  std::vector<uint8_t> last(steps, 0);
+  for (size_t b = 1; b < first_step.size(); ++b)
+    if (first_step[b] > first_step[b - 1]) last[first_step[b] - 1] = 1;
+  std::vector<int32_t> chain(steps, 0);  // the longest chain up to a step (with it, once taken)
+  std::vector<uint32_t> ready;
+  for (uint32_t u = 0; u < steps; ++u)
+    if (waits[u] == 0) ready.push_back(u);
+  int64_t longest = 0;
+  size_t taken = 0;
+  auto reach = [&](uint32_t v, int32_t through) {
+    chain[v] = std::max(chain[v], through);
+    if (--waits[v] == 0) ready.push_back(v);
+  };
+  while (!ready.empty()) {
+    const uint32_t u = ready.back();
+    ready.pop_back();
+    ++taken;
+    const int32_t at = chain[u] + sending[u];
+    chain[u] = at;
+    longest = std::max<int64_t>(longest, at);
+    if (!last[u]) reach(u + 1, at);
+    if (receiver[u] != kNone) reach(receiver[u], at);
+    for (uint32_t e = dependents_at[u]; e < dependents_at[u + 1]; ++e) reach(dependents[e], at);
+  }
+  return taken == steps ? longest : 0;  // not every step taken: deadlocked
+}
+
 }  // namespace
 
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
@@ -389,7 +511,8 @@ std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor) {
   return out;
 }
 
-ProgramLoad program_load(const Program& program, const Topology& topology) {
+ProgramLoad program_load(const Program& program, const Topology& topology,
+                         std::optional<int64_t> chain_sends) {
   ProgramLoad out;
   out.launch_us = topology.launch_us;
   out.input_chunks = sim::infer_input_chunks(program);
@@ -441,12 +564,17 @@ ProgramLoad program_load(const Program& program, const Topology& topology) {
   for (const auto& [_, us_per_byte] : load)
     out.us_per_chunk_byte = std::max(out.us_per_chunk_byte, us_per_byte);
   out.threadblocks = undominated(std::move(senders));
+  if (chain_sends) {
+    out.chain_sends = *chain_sends;
+  } else if (program.total_steps() <= kLongestChainSteps) {
+    out.chain_sends = longest_send_chain(program);
+  }
   return out;
 }
 
 double ProgramLoad::latency_us() const {
-  return threadblocks.empty() ? 0.0
-                              : static_cast<double>(threadblocks.front().steps) * step_alpha_us;
+  const int64_t steps = threadblocks.empty() ? 0 : threadblocks.front().steps;
+  return static_cast<double>(std::max(steps, chain_sends)) * step_alpha_us;
 }
 
 double ProgramLoad::lower_bound_us(int64_t bytes) const {
@@ -459,7 +587,7 @@ double ProgramLoad::lower_bound_us(int64_t bytes) const {
                        static_cast<double>(t.steps) * slices * step_alpha_us +
                            static_cast<double>(t.chunks) * chunk_bytes * threadblock_us_per_byte);
   }
-  return launch_us + busiest;
+  return launch_us + std::max(busiest, latency_us());
 }
 
 TuneResult tune(const TuneRequest& request) {

@@ -513,6 +513,32 @@ TEST(Reference, ClusterRingIsNearTheBound) {
   }
 }
 
+// A program's protocols are simulated likely winner first (the lowest bound): at 1 KiB NCCL's
+// ring in LL, whose alpha is half of Simple's and LL128's, so their bounds (14 sends one after
+// another around the ring, each at least one alpha) are above its time and they are not
+// simulated. The outcome is the one of LL alone, and Simple still wins at 64 MiB, where the
+// order puts it first there too (one size each).
+TEST(Evaluate, ProtocolsAreSimulatedLikelyWinnerFirst) {
+  const Topology t = topologies::make_builtin("dgx1");
+  const Collective ar = make_collective(CollectiveKind::kAllReduce, t.num_ranks);
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing, ar, t);
+  EvaluateOptions eo;
+  eo.topology = &t;
+  eo.protocols = kNcclProtocols;
+  for (const int64_t bytes : {int64_t{1} << 10, int64_t{64} << 20}) {
+    eo.sizes = {bytes};
+    const Evaluated all = evaluate(ring, {}, eo);
+    ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all.results.size(), 1u);
+    const bool small = bytes < (int64_t{1} << 20);
+    EXPECT_EQ(all.results[0].protocol, small ? Protocol::kLL : Protocol::kSimple) << bytes;
+    EXPECT_EQ(all.stages.simulations, 1) << bytes;
+    EvaluateOptions alone = eo;
+    alone.protocols = {all.results[0].protocol};
+    EXPECT_EQ(evaluate(ring, {}, alone).results[0].time_us, all.results[0].time_us) << bytes;
+  }
+}
+
 // evaluate_nccl keeps per size the faster of NCCL's allreduce ring and tree on a cluster.
 TEST(Reference, EvaluateNcclKeepsTheFasterPerSize) {
   const Topology t = topologies::make_builtin("ndv4x2");

@@ -253,6 +253,30 @@ TEST(Tune, TheThreadblockTermBoundsTheSimulatedTime) {
   EXPECT_TRUE(binds);
 }
 
+// The latency floor follows a chain of sends across threadblocks: a ring allreduce whose
+// connections are spread over channels of a few steps each (the runtime's step limit) still
+// sends 2(R-1) times one after another per chunk, which no threadblock shows. At 1 byte the
+// simulated time is that chain of alphas, so the bound is exact there; in Simple and LL it
+// stays below the simulated time at every size.
+TEST(Tune, TheSendChainCrossesThreadblocks) {
+  const Topology t = topologies::make_builtin("ring:8");
+  const Collective c = make_collective(CollectiveKind::kAllReduce, t.num_ranks, 1);
+  const Algorithm ring = synth::make_baseline(synth::BaselineKind::kRing, c, t);
+  for (const Protocol protocol : {Protocol::kSimple, Protocol::kLL}) {
+    compiler::CompileOptions spread;
+    spread.protocol = protocol;
+    spread.max_steps_per_threadblock = 4;
+    const Program p = compiler::compile(ring, spread);
+    const ProgramLoad load = program_load(p, t);
+    ASSERT_FALSE(load.threadblocks.empty());
+    EXPECT_EQ(load.chain_sends, 2 * (t.num_ranks - 1));
+    EXPECT_LT(load.threadblocks.front().steps, load.chain_sends);
+    EXPECT_NEAR(load.lower_bound_us(1), sim::simulate(p, t, 1).time_us, 1e-3);
+    for (const int64_t bytes : {kKiB, kMiB, 64 * kMiB})
+      EXPECT_LE(load.lower_bound_us(bytes), sim::simulate(p, t, bytes).time_us) << bytes;
+  }
+}
+
 // Threads and the bound's pruning change how much is simulated, not the table: one thread and
 // two give the same winners and times, and the pruned simulations are counted.
 TEST(Tune, ThreadsGiveTheSameTable) {

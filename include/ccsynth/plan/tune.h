@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -110,20 +111,28 @@ struct ProgramLoad {
   double step_alpha_us = 0;            // smallest alpha x the protocol's alpha factor
   double threadblock_us_per_byte = 0;  // 1 / threadblock_gbps x the protocol's beta factor
   int64_t slice_bytes = 1;  // the protocol's slice under sim::SimOptions{} (slices per chunk)
-  /// The latency floor at any size: a threadblock runs its steps one after another and each
-  /// sending step costs at least its route's alpha (sim::simulate), so the threadblock with the
-  /// most sending steps takes at least that many x the topology's smallest alpha x the
-  /// protocol's alpha factor (the threadblock term of lower_bound_us at one slice per chunk,
-  /// without its bytes).
+  /// The longest chain of sending steps one slice runs one after another, through threadblock
+  /// order, cross-threadblock dependencies and receives waiting for their sends (a ring's
+  /// 2(R-1) hops however its steps are spread over threadblocks).
+  int64_t chain_sends = 0;
+  /// The latency floor at any size: each sending step costs at least its route's alpha and
+  /// ends when its transfer has landed (sim::simulate), so the longer of the threadblock with
+  /// the most sending steps and the longest chain (chain_sends) takes at least that many x the
+  /// topology's smallest alpha x the protocol's alpha factor.
   double latency_us() const;
-  /// launch_us + the largest of us_per_chunk_byte x bytes / input_chunks and every kept
+  /// launch_us + the largest of us_per_chunk_byte x bytes / input_chunks, every kept
   /// threadblock's steps x slices x step_alpha_us + chunks x bytes / input_chunks x
-  /// threadblock_us_per_byte: <= sim::simulate(...).time_us with default SimOptions.
+  /// threadblock_us_per_byte, and latency_us(): <= sim::simulate(...).time_us with default
+  /// SimOptions.
   double lower_bound_us(int64_t bytes) const;
 };
 
-/// The load of `program`'s sends on `topology`'s links and switch ports.
-ProgramLoad program_load(const Program& program, const Topology& topology);
+/// The load of `program`'s sends on `topology`'s links and switch ports. `chain_sends`: the
+/// program's longest chain of sends if known (the same in every protocol: a caller bounding
+/// one program in several protocols passes the first load's), else followed here for programs
+/// up to 4 M steps (0 above: the bound stays a bound).
+ProgramLoad program_load(const Program& program, const Topology& topology,
+                         std::optional<int64_t> chain_sends = std::nullopt);
 
 /// from, from*factor, ... up to and including `to` (UserError unless 0 < from <= to, factor > 1).
 std::vector<int64_t> size_sweep(int64_t from, int64_t to, int64_t factor);
