@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ccsynth/core/collective.h"
@@ -47,6 +48,7 @@
 #include "ccsynth/core/units.h"
 #include "ccsynth/plan/planner.h"
 #include "ccsynth/plan/reference.h"
+#include "ccsynth/plan/report.h"
 #include "ccsynth/topologies/library.h"
 
 #ifdef CCSYNTH_FIDELITY_DSL
@@ -546,11 +548,12 @@ int main(int argc, char** argv) {
         "| # | paper | figure | collective | topology | size | algorithm | reference | paper | "
         "sim | quotient | within 30%% | algorithm us | reference us |\n"
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  } else {
-    std::printf(
-        "paper,figure,collective,topology,size,algorithm,reference,paper_ratio,sim_ratio,"
-        "quotient,within_30pct,algorithm_us,reference_us\n");
   }
+  // CSV through plan::to_csv: labels such as "ring(rank order, bidirectional)" hold commas.
+  plan::Table csv{
+      {"paper", "figure", "collective", "topology", "size", "algorithm", "reference", "paper_ratio",
+       "sim_ratio", "quotient", "within_30pct", "algorithm_us", "reference_us"},
+      {}};
   const auto t0 = std::chrono::steady_clock::now();
   if (!list) {
     for (auto& [key, job] : jobs) run_job(job, time_limit);
@@ -576,12 +579,13 @@ int main(int argc, char** argv) {
           size.c_str(), a.method.label.c_str(), b.method.label.c_str(), r.paper_ratio, sim,
           quotient, ok ? "yes" : "no", alg_us, ref_us);
     } else {
-      std::printf("%s,%s,%s,%s,%s,%s,%s,%.3f,%.3f,%.3f,%s,%.3f,%.3f\n", r.paper.c_str(),
-                  r.figure.c_str(), r.collective.c_str(), r.topology.c_str(), size.c_str(),
-                  a.method.label.c_str(), b.method.label.c_str(), r.paper_ratio, sim, quotient,
-                  ok ? "yes" : "no", alg_us, ref_us);
+      const auto fixed = [](double x) { return fmt::format("{:.3f}", x); };
+      csv.add(r.paper, r.figure, r.collective, r.topology, size, a.method.label, b.method.label,
+              fixed(r.paper_ratio), fixed(sim), fixed(quotient), ok ? "yes" : "no", fixed(alg_us),
+              fixed(ref_us));
     }
   }
+  if (!markdown) std::fputs(plan::to_csv(csv).c_str(), stdout);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const int n = static_cast<int>(selected.size());
