@@ -18,7 +18,8 @@
 // Without arguments: tacos allgather on mesh2d:8x8, 16x16 and 32x32. Prints CSV, one line per
 // case and stage: case,ranks,ops,steps,stage,cpu_s,exponent,detail (exponent against the
 // previous case; detail: XML bytes for the writers, lower-bound ratio for the simulation,
-// channels and the longest threadblock for the compilation).
+// channels and the longest threadblock for the compilation; never a comma: the lines are
+// streamed case by case, unquoted).
 
 #include <algorithm>
 #include <cmath>
@@ -131,7 +132,7 @@ Case run_case(const std::string& spec, const Mode& mode) {
       timed(c, "compile", [&] { return compiler::compile(*lowering, options); });
   lowering.reset();
   c.steps = program.total_steps();
-  c.stages.back().detail = std::to_string(program.num_channels) + " channels, longest " +
+  c.stages.back().detail = std::to_string(program.num_channels) + " channels; longest " +
                            std::to_string(longest_threadblock(program)) + " steps";
   if (mode.compile_only) return c;
   sim::SimOptions timing;  // as the planner simulates: times only, no critical path
