@@ -160,6 +160,9 @@ bool Lowering::matches(const CompileOptions& o) const {
 }
 
 Program compile(const Algorithm& algorithm, const CompileOptions& options) {
+  check_options(options);
+  if (std::optional<Program> ring = compile_ring_allgather(algorithm, options))
+    return std::move(*ring);
   return compile(Lowering(algorithm, options), options);
 }
 

@@ -1007,7 +1007,10 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
         race.fail(k, failed->second);  // compiling would lower again and fail alike
         continue;
       }
-      if (!o.compile && (!lowering || !lowering->matches(options))) {
+      // NCCL's ring allgather is built directly (compiler::compile_ring_allgather): no lowering.
+      const bool direct = !o.compile && compiler::compiles_as_ring_allgather(algorithm, options);
+      if (direct) lowering.reset();
+      if (!o.compile && !direct && (!lowering || !lowering->matches(options))) {
         lowering.reset();
         const auto started = std::chrono::steady_clock::now();
         try {

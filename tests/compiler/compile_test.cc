@@ -6,6 +6,8 @@
 #include <functional>
 #include <iterator>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -182,6 +184,90 @@ TEST(Compile, RingAllGatherFusesForwardsIntoRcs) {
     EXPECT_EQ(g.output_chunks, 4);
     EXPECT_EQ(g.scratch_chunks, 0);
   }
+}
+
+// NCCL's rings as synth::nccl_ring writes them: ring k forwards chunk k of every rank along
+// `orders[k]`, on channel k (no hint with one ring).
+Algorithm nccl_style_rings(const std::vector<std::vector<int>>& orders) {
+  const int n = static_cast<int>(orders.front().size());
+  const int rings = static_cast<int>(orders.size());
+  Algorithm a;
+  a.name = "ring_allgather";
+  a.collective = make_collective(CollectiveKind::kAllGather, n, rings);
+  for (int k = 0; k < rings; ++k) {
+    const std::vector<int>& order = orders[static_cast<size_t>(k)];
+    for (int hop = 0; hop < n - 1; ++hop) {
+      for (int at = 0; at < n; ++at) {
+        ChunkOp op{order[static_cast<size_t>(at)] * rings + k,
+                   order[static_cast<size_t>((at + hop) % n)],
+                   order[static_cast<size_t>((at + hop + 1) % n)], OpKind::kCopy, hop};
+        op.channel = rings == 1 ? -1 : k;
+        a.ops.push_back(op);
+      }
+    }
+  }
+  return a;
+}
+
+// compile() builds NCCL's ring allgather directly (compile_ring_allgather): exactly the program
+// the lowering and scheduling make, for one ring, a ring and its reverse, and four shuffled
+// rings, within the step limit and beyond it (the nccl reference's ring at thousands of ranks),
+// and it verifies. Where the options or the algorithm ask for something else it stays out.
+TEST(Compile, RingAllgatherFastPathGivesTheCompiledProgram) {
+  std::mt19937 random(7);
+  for (const int n : {3, 4, 8, 17, 70}) {
+    std::vector<int> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::vector<int> shuffled = order;
+    std::shuffle(shuffled.begin(), shuffled.end(), random);
+    const std::vector<std::vector<int>> reversed = {order, {order.rbegin(), order.rend()}};
+    for (const std::vector<std::vector<int>>& orders :
+         {std::vector<std::vector<int>>{order}, reversed,
+          std::vector<std::vector<int>>{shuffled,
+                                        order,
+                                        {shuffled.rbegin(), shuffled.rend()},
+                                        {order.rbegin(), order.rend()}}}) {
+      const Algorithm a = nccl_style_rings(orders);
+      SCOPED_TRACE(std::to_string(n) + " ranks, " + std::to_string(orders.size()) + " rings");
+      ASSERT_TRUE(verify::verify_algorithm(a).ok());
+      CompileOptions unlimited;
+      unlimited.name = "nccl_ring";
+      unlimited.protocol = Protocol::kLL;
+      unlimited.max_steps_per_threadblock = 1 << 20;
+      unlimited.min_bytes = 4096;
+      CompileOptions two_slots = unlimited;
+      two_slots.fifo_slots = 2;
+      for (const CompileOptions& o : {unlimited, CompileOptions{}, two_slots}) {
+        const std::optional<Program> fast = compile_ring_allgather(a, o);
+        EXPECT_EQ(fast.has_value(), n <= o.max_steps_per_threadblock);
+        EXPECT_EQ(compiles_as_ring_allgather(a, o), fast.has_value());
+        if (!fast) continue;
+        EXPECT_EQ(*fast, compile(Lowering(a, o), o));
+        EXPECT_EQ(compile(a, o), *fast);
+        EXPECT_TRUE(verify::verify_program(*fast).ok());
+      }
+      for (const auto& change : std::vector<std::function<void(CompileOptions&)>>{
+               [](CompileOptions& o) { o.instances = 2; },
+               [](CompileOptions& o) { o.fuse = false; },
+               [](CompileOptions& o) { o.inplace = true; },
+               [](CompileOptions& o) { o.schedule_order = true; },
+               [](CompileOptions& o) { o.fifo_slots = 1; }}) {
+        CompileOptions o = unlimited;
+        change(o);
+        EXPECT_FALSE(compile_ring_allgather(a, o).has_value());
+      }
+    }
+  }
+  // Not NCCL's rings: two ranks (a send and a receive on threadblocks of their own), several
+  // chunks on one ring, and a chunk that leaves one step late.
+  CompileOptions unlimited;
+  unlimited.max_steps_per_threadblock = 1 << 20;
+  EXPECT_FALSE(compile_ring_allgather(nccl_style_rings({{0, 1}}), unlimited));
+  EXPECT_FALSE(compile_ring_allgather(ring_allgather(5, 2), unlimited));
+  Algorithm late = nccl_style_rings({{0, 1, 2, 3}});
+  late.ops.back().step += 1;
+  EXPECT_FALSE(compile_ring_allgather(late, unlimited));
+  EXPECT_EQ(compile(late, unlimited), compile(Lowering(late, unlimited), unlimited));
 }
 
 TEST(Compile, InPlaceRingAllGatherNeedsNoCopy) {

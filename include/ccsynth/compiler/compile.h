@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ccsynth/core/algorithm.h"
@@ -43,6 +44,20 @@ struct CompileOptions {
 /// rank reading a chunk it does not hold) and programs that cannot fit the limits throw
 /// UserError.
 Program compile(const Algorithm& algorithm, const CompileOptions& options = {});
+
+/// The program compile() makes for NCCL's ring allgather (synth::nccl_ring, nccl_first_ring:
+/// each of R rings forwards chunk k of every rank around all N >= 3 ranks on channel k), built
+/// directly in O(N^2 R) instead of lowered and scheduled: per rank a threadblock per ring that
+/// sends its chunk, receives and forwards N-2 chunks (fused rcs) and receives the last, and one
+/// that copies its input to its output. compile() takes this path where it applies: the same
+/// Program (test `Compile.RingAllgatherFastPathGivesTheCompiledProgram`); the nccl reference's
+/// ring took 37 s to lower and compile in the 4096-rank mesh's `synth`. nullopt where the
+/// algorithm is not such a ring or `options` ask for another program (instances, no fusion, in
+/// place, start-time order, fewer than N steps per threadblock, a FIFO of one slot).
+std::optional<Program> compile_ring_allgather(const Algorithm& algorithm,
+                                              const CompileOptions& options);
+/// Whether compile_ring_allgather(algorithm, options) builds a program (O(ops), nothing built).
+bool compiles_as_ring_allgather(const Algorithm& algorithm, const CompileOptions& options);
 
 /// What `error` (thrown by compile()) says is over the runtime limits (steps per threadblock,
 /// threadblocks, channels), or "" where it is another error (input no options could compile).
