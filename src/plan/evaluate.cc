@@ -609,10 +609,10 @@ class VariantRace {
   // is the lowest at the most sizes first, the others after it in the same way (ties in protocol
   // order). A protocol simulated first sets the times the others' bounds are checked against:
   // NCCL's ring on rfs:8x8x8 at 1 MiB takes 297 us in LL, whose half alpha wins at small
-  // chunks, and at least 511 us in Simple and LL128 (1022 steps of at least 0.5 us in one
-  // threadblock), so simulating LL first leaves the other two out (in protocol order all three
-  // were simulated, 2 M step instances each). The outcome does not depend on the order: a pair
-  // is left out only where it cannot win, and ties go by position.
+  // chunks, and at least 511 us in Simple and LL128 (a chain of 1,022 sends of at least 0.5 us
+  // each, ProgramLoad::chain_sends), so simulating LL first leaves the other two out (in
+  // protocol order all three were simulated, 2 M step instances each). The outcome does not
+  // depend on the order: a pair is left out only where it cannot win, and ties go by position.
   static std::vector<size_t> likely_winners_first(const std::vector<Variant>& pairs) {
     std::vector<int> lowest(pairs.size(), 0);  // sizes at which each pair's bound is lowest
     const size_t sizes = pairs.empty() ? 0 : pairs.front().bound_us.size();
