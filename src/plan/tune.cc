@@ -378,7 +378,7 @@ std::vector<ProgramLoad::ThreadblockSends> undominated(
 }
 
 // Programs of more steps are not followed for their longest chain of sends (ProgramLoad::
-// chain_sends stays 0): about 0.15 s per million steps, and thousands of ranks move enough
+// chain_sends stays 0): about 0.2 s per million steps, and thousands of ranks move enough
 // bytes that the latency floor does not bind (TACOS's 4096-rank mesh allgather has 33 M steps).
 constexpr int64_t kLongestChainSteps = 4'000'000;
 
@@ -392,14 +392,17 @@ constexpr int64_t kLongestChainSteps = 4'000'000;
 // (Kahn's algorithm over flat per-step arrays, about 20 bytes a step). 0 for a program whose
 // receives do not match its sends or that cannot finish (the simulator reports it).
 int64_t longest_send_chain(const Program& program) {
-  std::vector<uint32_t> first_step{0};                 // per tb (flat over ranks), then the end
-  std::vector<int> rank_of;                            // per tb
-  std::vector<uint32_t> first_tb_of_rank{0};           // per rank, then the end
-  std::map<std::tuple<int, int, int>, size_t> sender;  // (rank, send peer, channel) -> tb
+  std::vector<PairedConnection> connections;
+  try {
+    connections = validated_connections(program, program.name);
+  } catch (const UserError&) {
+    return 0;  // the simulator rejects the program
+  }
+  std::vector<uint32_t> first_step{0};        // per tb (flat over ranks), then the end
+  std::vector<int> rank_of;                   // per tb
+  std::vector<uint32_t> first_tb_of_rank{0};  // per rank, then the end
   for (size_t r = 0; r < program.gpus.size(); ++r) {
     for (const Threadblock& tb : program.gpus[r].threadblocks) {
-      if (tb.send_peer >= 0)
-        sender.emplace(std::tuple{static_cast<int>(r), tb.send_peer, tb.channel}, rank_of.size());
       rank_of.push_back(static_cast<int>(r));
       first_step.push_back(first_step.back() + static_cast<uint32_t>(tb.steps.size()));
     }
@@ -411,46 +414,39 @@ int64_t longest_send_chain(const Program& program) {
   std::vector<uint8_t> sending(steps, 0);             // 1 for a sending step
   std::vector<uint32_t> receiver(steps, kNone);       // per sending step: the receive it matches
   std::vector<uint32_t> dependents_at(steps + 1, 0);  // CSR of the steps depending on each
-  std::vector<uint32_t> sends_of;  // the current sending threadblock's sends, in order
   size_t t = 0;
   for (const GpuProgram& gpu : program.gpus) {
     for (const Threadblock& tb : gpu.threadblocks) {
       const uint32_t base = first_step[t];
-      const uint32_t rank_base = first_tb_of_rank[rank_of[t]];
-      const uint32_t rank_end = first_tb_of_rank[rank_of[t] + 1];
       for (size_t i = 0; i < tb.steps.size(); ++i) {
         const Step& step = tb.steps[i];
         sending[base + i] = sends(step.type) ? 1 : 0;
         waits[base + i] = i > 0 ? 1 : 0;
-        if (step.dep_tb >= 0 && step.dep_step >= 0) {
-          const uint32_t d = rank_base + static_cast<uint32_t>(step.dep_tb);
-          if (d >= rank_end ||
-              static_cast<size_t>(step.dep_step) >= first_step[d + 1] - first_step[d])
-            return 0;  // a dependency on nothing: the simulator rejects the program
+        if (step.dep_tb >= 0 && step.dep_step >= 0) {  // an existing step (validated)
+          const uint32_t d = first_tb_of_rank[rank_of[t]] + static_cast<uint32_t>(step.dep_tb);
           ++dependents_at[first_step[d] + static_cast<uint32_t>(step.dep_step)];
-          ++waits[base + i];
-        }
-      }
-      // Each receive waits for the matching send of the threadblock sending to this one.
-      if (tb.recv_peer >= 0 && tb.recv_peer < static_cast<int>(program.gpus.size())) {
-        const auto it = sender.find({tb.recv_peer, gpu.rank, tb.channel});
-        sends_of.clear();
-        if (it != sender.end()) {
-          const Threadblock& from =
-              program.gpus[tb.recv_peer].threadblocks[it->second - first_tb_of_rank[tb.recv_peer]];
-          for (size_t k = 0; k < from.steps.size(); ++k)
-            if (sends(from.steps[k].type)) sends_of.push_back(first_step[it->second] + k);
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < tb.steps.size(); ++i) {
-          if (!receives(tb.steps[i].type)) continue;
-          if (k >= sends_of.size()) return 0;  // an unmatched receive
-          receiver[sends_of[k++]] = base + static_cast<uint32_t>(i);
           ++waits[base + i];
         }
       }
       ++t;
     }
+  }
+  // Each receive of a connection waits for its sender's send of the same rank in order.
+  for (const PairedConnection& c : connections) {
+    const Threadblock& from = program.gpus[c.sender].threadblocks[c.sender_tb];
+    const Threadblock& to = program.gpus[c.receiver].threadblocks[c.receiver_tb];
+    const uint32_t from_base = first_step[first_tb_of_rank[c.sender] + c.sender_tb];
+    const uint32_t to_base = first_step[first_tb_of_rank[c.receiver] + c.receiver_tb];
+    size_t i = 0;  // the next receive of `to`
+    for (size_t k = 0; k < from.steps.size(); ++k) {
+      if (!sends(from.steps[k].type)) continue;
+      while (i < to.steps.size() && !receives(to.steps[i].type)) ++i;
+      if (i == to.steps.size()) return 0;  // a send no receive takes
+      receiver[from_base + k] = to_base + static_cast<uint32_t>(i);
+      ++waits[to_base + i++];
+    }
+    while (i < to.steps.size() && !receives(to.steps[i].type)) ++i;
+    if (i < to.steps.size()) return 0;  // a receive no send feeds
   }
   std::exclusive_scan(dependents_at.begin(), dependents_at.end(), dependents_at.begin(), 0u);
   std::vector<uint32_t> dependents(dependents_at.back());
