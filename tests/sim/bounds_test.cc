@@ -27,6 +27,30 @@ TEST(Bounds, RingAllgatherGoldenValues) {
   EXPECT_NEAR(b.lower_bound_us, alpha + 3.5 * beta, 1e-9);
 }
 
+TEST(Bounds, LatencyOfEqualAlphasIsTheirSumAlongTheFewestHops) {
+  // Every link has one alpha: distances are found breadth first, each the previous hop's plus
+  // alpha, the same doubles Dijkstra sums (0.7 added six times is not 6 x 0.7 in binary).
+  const double alpha = 0.7;
+  const int n = 12;
+  const LowerBound b = lower_bound(ring_topology(n, alpha, 46.0),
+                                   make_collective(CollectiveKind::kAllGather, n), 1 << 20);
+  double six_hops = 0.0;
+  for (int hop = 0; hop < 6; ++hop) six_hops += alpha;
+  EXPECT_EQ(b.latency_us, six_hops);
+  EXPECT_NE(six_hops, 6 * alpha);
+}
+
+TEST(Bounds, LatencyTakesTheCheapestPathWhenAlphasDiffer) {
+  // A ring of 6 whose link 0 <-> 1 costs 4 us: rank 1 is cheaper to reach from rank 0 the long
+  // way round (5 hops of 0.5 us), which a count of hops would miss.
+  Topology t = ring_topology(6, 0.5, 46.0);
+  for (Link& link : t.links) {
+    if ((link.src == 0 && link.dst == 1) || (link.src == 1 && link.dst == 0)) link.alpha_us = 4.0;
+  }
+  const LowerBound b = lower_bound(t, make_collective(CollectiveKind::kAllGather, 6), 1 << 20);
+  EXPECT_DOUBLE_EQ(b.latency_us, 2.5);
+}
+
 TEST(Bounds, UnidirectionalRingAllreduceIsTight) {
   // Total traffic 2(n-1) transfers per chunk over n links: 2(n-1)/n L beta, which ring
   // allreduce attains up to latency.
