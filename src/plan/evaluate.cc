@@ -890,9 +890,14 @@ bool same_lowering(const compiler::CompileOptions& a, const compiler::CompileOpt
 }
 
 // The variants of `space` (indices into variant_options) grouped by the lowering they share
-// (same instances and order; they differ in fusion), groups in the order of their first variant.
+// (same instances and order; they differ in fusion), groups in the order of their first variant,
+// those in start-time order first with `start_time_order_first` (where one evaluation fits at a
+// time, groups run one after the other: a start-time order over the runtime's limits fails
+// before its lowering, and known first it leaves the step order's group the race's last, whose
+// verification may then run beside its simulations; the outcome does not depend on the order).
 std::vector<std::vector<size_t>> lowering_groups(
-    const std::vector<compiler::CompileOptions>& variants, const EvaluateOptions& o) {
+    const std::vector<compiler::CompileOptions>& variants, const EvaluateOptions& o,
+    bool start_time_order_first) {
   if (o.sizes.empty()) {  // in the order, the first correct one wins: one group
     std::vector<size_t> all(variants.size());
     std::iota(all.begin(), all.end(), 0);
@@ -909,7 +914,25 @@ std::vector<std::vector<size_t>> lowering_groups(
       group->push_back(k);
     }
   }
+  if (start_time_order_first) {
+    std::stable_partition(groups.begin(), groups.end(), [&](const std::vector<size_t>& members) {
+      return variants[members.front()].schedule_order;
+    });
+  }
   return groups;
+}
+
+// The member of `batch` (compiled programs of one lowering, simulated at once) that a
+// verification beside their simulations bets on, as VariantRace::favours_program does with
+// nothing raced yet: the first whose fusion usually wins (fused for a collective that does not
+// combine, unfused for one that does), else the last. Its simulation is the one the
+// verification may run beside: where another member's ends first, on the thread that frees.
+template <typename Compiled>
+size_t favoured_member(const std::vector<Compiled>& batch, bool combining) {
+  for (size_t j = 0; j < batch.size(); ++j) {
+    if (batch[j].options.fuse != combining) return j;
+  }
+  return batch.size() - 1;
 }
 
 }  // namespace
@@ -962,7 +985,9 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
   // kept, so they run one after the other in the order.
   const std::vector<compiler::CompileOptions> variants = variant_options(algorithm, base, space);
   VariantRace race(algorithm, o, protocols, std::move(bounds), variants.size());
-  const std::vector<std::vector<size_t>> groups = lowering_groups(variants, o);
+  const bool one_at_a_time = one_evaluation_at_a_time(algorithm.ops.size(), o.memory_budget_bytes);
+  const std::vector<std::vector<size_t>> groups =
+      lowering_groups(variants, o, /*start_time_order_first=*/one_at_a_time);
   const int threads = o.sizes.empty() || o.compile
                           ? 1
                           : concurrent_evaluations(o.threads, groups.size(), algorithm.ops.size(),
@@ -1048,12 +1073,17 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
     }
     if (compiled_together.empty()) return;
     lowering.reset();
-    // Only the race's last program verifies beside its simulation (the best so far, or itself:
-    // VariantRace::verify_best, under the race's lock); a held program may change meanwhile.
+    // Where these are the race's last programs, one verification runs beside their simulations
+    // (the best so far, or the favoured member's program: VariantRace::verify_best, under the
+    // race's lock), attached to the favoured member: it starts on the thread the first other
+    // simulation to end frees (on the 4096-rank mesh allgather it was attached to the unfused
+    // program, whose simulation ended first, and gave up; the fused one's 31 s verification
+    // then ran alone after both). A held program may change meanwhile.
     const bool last = race.all_started();
+    const size_t bet = favoured_member(compiled_together, algorithm.collective.combining);
     parallel_for(allowed_threads, compiled_together.size(), [&](size_t j) {
       Compiled& c = compiled_together[j];
-      const bool verifies = last && j + 1 == compiled_together.size();
+      const bool verifies = last && j == bet;
       race.race(std::move(c.program), c.options, c.variant, verifies, verifies);
     });
   });
