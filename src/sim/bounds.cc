@@ -343,7 +343,8 @@ void breadth_first(const Adjacency& adj, int src, double alpha, std::vector<doub
   }
 }
 
-// Shortest alpha distance between all pairs (Dijkstra; a switch is a hub reached for its alpha).
+// Shortest alpha distance between all pairs (a switch is a hub reached for its alpha): Dijkstra
+// from every rank, or breadth first where every edge has the same alpha (breadth_first).
 std::vector<std::vector<double>> alpha_distances(const Topology& t, const Resources& res) {
   const int n = t.num_ranks;
   const int nodes = n + static_cast<int>(res.switches.size());
