@@ -144,6 +144,12 @@ std::vector<bool> orders_for(const Algorithm& algorithm, const VariantSpace& spa
   return {false};
 }
 
+// Whether programs compiled with fusion `fuse` usually win the race of a collective that
+// combines (`combining`) or not: unfused for a reduction (it keeps the schedule's timing, where
+// a fused step holds its receive until its send can go), fused otherwise (docs/compiler.md, "The
+// verification beside the last simulation bets on fusion").
+bool fusion_usually_wins(bool fuse, bool combining) { return fuse != combining; }
+
 // Calls give_up_waiting() on `give_up` when destroyed.
 class GiveUpOnExit {
  public:
@@ -488,7 +494,7 @@ class VariantRace {
     const bool program_won = fusion_won_before(program);
     const bool held_won = fusion_won_before(held);
     if (program_won != held_won) return program_won;
-    return program.fuse != algorithm_.collective.combining;
+    return fusion_usually_wins(program.fuse, algorithm_.collective.combining);
   }
 
   // Whether some program compiled with `options`' fusion is known to be faster at the last size
@@ -924,13 +930,13 @@ std::vector<std::vector<size_t>> lowering_groups(
 
 // The member of `batch` (compiled programs of one lowering, simulated at once) that a
 // verification beside their simulations bets on, as VariantRace::favours_program does with
-// nothing raced yet: the first whose fusion usually wins (fused for a collective that does not
-// combine, unfused for one that does), else the last. Its simulation is the one the
-// verification may run beside: where another member's ends first, on the thread that frees.
+// nothing raced yet: the first whose fusion usually wins (fusion_usually_wins), else the last.
+// Its simulation is the one the verification may run beside: where another member's ends
+// first, on the thread that frees.
 template <typename Compiled>
 size_t favoured_member(const std::vector<Compiled>& batch, bool combining) {
   for (size_t j = 0; j < batch.size(); ++j) {
-    if (batch[j].options.fuse != combining) return j;
+    if (fusion_usually_wins(batch[j].options.fuse, combining)) return j;
   }
   return batch.size() - 1;
 }
@@ -994,7 +1000,7 @@ Evaluated evaluate_variants(const Algorithm& algorithm, const compiler::CompileO
                                                    o.memory_budget_bytes);
   // A group's variants often compile to the same program (fusion finds nothing to fuse, e.g.
   // trees' allgather): it is kept to compare with the next one where two programs fit in memory.
-  const bool twins_fit = evaluations_in_memory(algorithm.ops.size(), o.memory_budget_bytes) > 1;
+  const bool twins_fit = !one_at_a_time;
   // A group's next variant may be handed to a thread that falls idle (HandOver) where two
   // evaluations fit in memory.
   const int allowed_threads = thread_limit(o.threads);
